@@ -1,1 +1,55 @@
-"""cohorts."""
+"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 5-6) and prototypes Υ (spec 2.2-2.4)."""
+
+from .confidence import (
+    CONFIDENCE_KINDS,
+    CONFIDENCE_SOURCES,
+    DENSITIES,
+    confidence_matrix,
+    graph_confidence,
+    label_matrix,
+    probability_confidence,
+    rescale,
+    similarity_to_centres,
+)
+from .prototypes import (
+    PROTOTYPE_KINDS,
+    classical_mds,
+    cohort_means,
+    make_prototypes,
+    normalize_prototypes,
+    ring_prototypes,
+    similarity_to_distance,
+    tsne_prototypes,
+)
+from .proximity import (
+    PROXIMITY_KINDS,
+    centre_distances,
+    cohort_proximity,
+    gaussian_similarity,
+    graph_similarity,
+)
+
+__all__ = [
+    "CONFIDENCE_KINDS",
+    "CONFIDENCE_SOURCES",
+    "DENSITIES",
+    "PROTOTYPE_KINDS",
+    "PROXIMITY_KINDS",
+    "centre_distances",
+    "classical_mds",
+    "cohort_means",
+    "cohort_proximity",
+    "confidence_matrix",
+    "gaussian_similarity",
+    "graph_confidence",
+    "graph_similarity",
+    "label_matrix",
+    "make_prototypes",
+    "normalize_prototypes",
+    "probability_confidence",
+    "rescale",
+    "ring_prototypes",
+    "similarity_to_centres",
+    "similarity_to_distance",
+    "tsne_prototypes",
+]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..io import save_npz_atomic
 
 
 @dataclass
@@ -81,17 +81,3 @@ class Dataset:
                                           shape=tuple(f["rel_shape"]))
             return cls(X=f["X"], labels=f["labels"], label_names=list(f["label_names"]),
                        relations=relations, meta=json.loads(str(f["meta"])))
-
-
-def save_npz_atomic(path: str | os.PathLike, **arrays: Any) -> None:
-    """``np.savez_compressed`` into a temporary file in the target folder, then an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
-    os.close(fd)
-    try:
-        np.savez_compressed(tmp, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

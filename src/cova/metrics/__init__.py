@@ -1,1 +1,16 @@
-"""metrics."""
+"""Scores of an embedding (COVA paper, Appendix G, plus trustworthiness / continuity).
+
+All scores are fractions in [0, 1]; Euclidean distances; ties go to the lower index (stable sort on
+(distance, index)); no n x n array is ever formed.
+
+* :func:`s_s` - cohort separation (leave-one-out 1-NN accuracy);
+* :func:`s_c` - prototype positioning (nearest-prototype accuracy);
+* :func:`s_c_r` - relative cohort positioning, Eq. G.1;
+* :func:`s_n` - intra-cohort neighbour preservation, Eq. G.2;
+* :func:`trustworthiness`, :func:`continuity` - Venna & Kaski, as :func:`sklearn.manifold.trustworthiness`.
+"""
+
+from .cohort import s_c, s_c_r, s_n, s_s
+from .neighborhood import continuity, trustworthiness
+
+__all__ = ["s_n", "s_s", "s_c", "s_c_r", "trustworthiness", "continuity"]

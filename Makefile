@@ -1,0 +1,36 @@
+# Two entry points (see README.md):
+#   make demo   offline demo: venv, install, Snakemake run of config/demo.yaml, HTML report
+#   make test   venv, install, the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORES ?= all
+
+.PHONY: demo test report lint clean-results
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/demo.yaml
+	$(BIN)/snakemake --cores $(CORES) --configfile config/demo.yaml --report results/report.html
+	@echo ""
+	@echo "HTML report: $(CURDIR)/results/report.html"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+report: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+	@echo "HTML report: $(CURDIR)/results/report.html"
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+clean-results:
+	rm -rf results/* data/processed .snakemake
+	git checkout -- results/README.md

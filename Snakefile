@@ -1,0 +1,36 @@
+# Reproduction pipeline for structure-controlled data visualization (COVA and related papers).
+#   snakemake --cores 16                                  full reproduction (config.yaml)
+#   snakemake --cores all --configfile config/demo.yaml   offline demo
+#   snakemake --report results/report.html                HTML report of every figure and table
+# Rules are thin: each calls one step of the `cova` package (python -m cova <step>); the Plan in
+# cova.config maps config entries to wildcard values and output paths.
+
+import json
+import sys
+
+from cova.config import Plan, validate_config
+
+
+configfile: "config.yaml"
+
+
+validate_config(config, workflow.basedir + "/workflow/schemas/config.schema.yaml")
+PLAN = Plan(config)
+PY = sys.executable
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/inputs.smk"
+include: "workflow/rules/methods.smk"
+include: "workflow/rules/metrics.smk"
+include: "workflow/rules/paper.smk"
+
+
+rule all:
+    input:
+        PLAN.all_targets(),
+    default_target: True

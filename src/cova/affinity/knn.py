@@ -1,0 +1,203 @@
+"""k-nearest-neighbour search, the only O(l log l)-ish step every local weight matrix W needs (spec §2.1, §9).
+
+Two back ends, both libraries:
+
+* ``"exact"`` -- :class:`sklearn.neighbors.NearestNeighbors` (kd-tree / ball tree for low d, brute force in chunks
+  otherwise; sklearn's ``working_memory`` is capped at :data:`SKLEARN_WORKING_MEMORY_MB` so that the brute-force
+  chunks stay O(chunk·l), never l×l).
+* ``"pynndescent"`` -- :class:`pynndescent.NNDescent` (approximate, recall ≥ 0.99 on the data we use).
+
+Whatever the back end, the returned distances are **recomputed in float64** from ``X`` for the returned pairs
+(pynndescent returns float32 distances, and sklearn's brute force uses the ``‖a‖² + ‖b‖² − 2a·b`` expansion), with
+one formula, :func:`pair_sq_distances`, so that every consumer (perplexity calibration, the max-subtracted
+Euclidean S of §2.1(b), the reference tests) sees bit-identical values for the same pair. Each row is then sorted by
+(distance, index), which realises the spec's "ties broken by lower index" *within* the returned list. Which of
+several points tied exactly at the k-th distance makes it into the list is decided by the back end.
+
+Determinism: the exact path is deterministic. The pynndescent path is deterministic for a fixed
+``(random_state, n_jobs)`` pair -- checked across processes -- but different ``n_jobs`` give (equally accurate)
+different graphs, because NN-descent's parallel work split depends on the thread count. ``n_jobs`` is therefore
+part of the seed; it defaults to 1 and is never derived from the machine's core count.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["nearest_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
+
+METHODS: tuple[str, ...] = ("auto", "exact", "pynndescent")
+METRICS: tuple[str, ...] = ("euclidean", "cosine")
+
+#: sklearn ``working_memory`` (MB) used while querying; bounds brute-force distance chunks.
+SKLEARN_WORKING_MEMORY_MB: int = 128
+
+# Rows per block when recomputing distances: keeps the (block, k, d) difference tensor at ≈ 2**22 floats (32 MB).
+_RECOMPUTE_ELEMENTS: int = 1 << 22
+
+
+def _check_X(X: np.ndarray) -> np.ndarray:
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array (samples × features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must be non-empty, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values")
+    return X
+
+
+def pair_sq_distances(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances ``Σ_t (x_rows[t] − x_cols[t])²`` in float64 by direct differences.
+
+    ``rows`` and ``cols`` are integer arrays of one common shape; the result has that shape. Work is done in blocks
+    of pairs (memory O(block·d)). This is the single definition of a pairwise distance used throughout
+    :mod:`cova.affinity`; it is symmetric bit for bit (``(a−b)² == (b−a)²`` in floating point).
+    """
+    rows = np.asarray(rows)
+    cols = np.asarray(cols)
+    shape = rows.shape
+    r = rows.reshape(-1)
+    c = cols.reshape(-1)
+    out = np.empty(r.shape[0], dtype=np.float64)
+    step = max(1, _RECOMPUTE_ELEMENTS // X.shape[1])
+    for start in range(0, r.shape[0], step):  # loop over blocks of pairs, not samples
+        stop = min(start + step, r.shape[0])
+        diff = X[r[start:stop]] - X[c[start:stop]]
+        np.einsum("ij,ij->i", diff, diff, out=out[start:stop])
+    return out.reshape(shape)
+
+
+def _pair_cosine_distances(Xn: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``1 − x̂_i·x̂_j`` for unit-norm rows ``Xn`` (blocked like :func:`pair_sq_distances`)."""
+    shape = rows.shape
+    r = rows.reshape(-1)
+    c = cols.reshape(-1)
+    out = np.empty(r.shape[0], dtype=np.float64)
+    step = max(1, _RECOMPUTE_ELEMENTS // Xn.shape[1])
+    for start in range(0, r.shape[0], step):
+        stop = min(start + step, r.shape[0])
+        np.einsum("ij,ij->i", Xn[r[start:stop]], Xn[c[start:stop]], out=out[start:stop])
+    return (1.0 - out).reshape(shape)
+
+
+def _drop_self(indices: np.ndarray, k: int) -> np.ndarray:
+    """Remove each row's own index from a (l, k+1) neighbour table; rows without it lose their last column."""
+    l = indices.shape[0]
+    is_self = indices == np.arange(l)[:, None]
+    no_self = ~is_self.any(axis=1)
+    is_self[no_self, -1] = True  # e.g. exact duplicates can push the point itself out of its own list
+    return indices[~is_self].reshape(l, k)
+
+
+def _exact_neighbors(Xs: np.ndarray, k: int, n_jobs: int) -> np.ndarray:
+    import sklearn
+    from sklearn.neighbors import NearestNeighbors
+
+    with sklearn.config_context(working_memory=SKLEARN_WORKING_MEMORY_MB):
+        nn = NearestNeighbors(n_neighbors=k, metric="euclidean", n_jobs=n_jobs).fit(Xs)
+        # X=None: each training point is queried and itself excluded (sklearn removes the point's own index).
+        return nn.kneighbors(return_distance=False)
+
+
+def _pynndescent_neighbors(Xs: np.ndarray, k: int, random_state: int, n_jobs: int) -> np.ndarray:
+    from pynndescent import NNDescent
+
+    threads = numba.get_num_threads()  # NNDescent calls numba.set_num_threads(n_jobs); restore it afterwards
+    try:
+        index = NNDescent(
+            Xs,
+            metric="euclidean",
+            n_neighbors=k + 1,  # the graph contains each point itself
+            random_state=int(random_state),
+            n_jobs=int(n_jobs),
+            low_memory=True,
+            verbose=False,
+        )
+        ind, _ = index.neighbor_graph
+    finally:
+        numba.set_num_threads(threads)
+    ind = np.asarray(ind, dtype=np.int64)
+    if np.any(ind < 0):
+        raise RuntimeError(
+            "pynndescent returned an incomplete neighbour graph (index −1); use method='exact' for this data"
+        )
+    return _drop_self(ind, k)
+
+
+def nearest_neighbors(
+    X: np.ndarray,
+    n_neighbors: int,
+    *,
+    metric: str = "euclidean",
+    method: str = "auto",
+    exact_max_samples: int = 5000,
+    random_state: int = 0,
+    n_jobs: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_neighbors`` nearest neighbours of every sample, the sample itself excluded.
+
+    Used to build N(S, h) and the sparse candidate sets of spec §2.1 (a)–(c) in O(l·k) memory (spec §9).
+
+    Parameters
+    ----------
+    X : (l, d) array.
+    n_neighbors : k, with 1 ≤ k < l.
+    metric : ``"euclidean"`` (‖x_i − x_j‖) or ``"cosine"`` (1 − cos(x_i, x_j); rows must be non-zero). Cosine
+        neighbours are searched as Euclidean neighbours of the unit-normalised rows (same order, since
+        ‖x̂_i − x̂_j‖² = 2(1 − cos)), which lets both back ends use their fastest Euclidean code.
+    method : ``"auto"`` (exact if l ≤ ``exact_max_samples`` else pynndescent), ``"exact"`` or ``"pynndescent"``.
+    exact_max_samples : threshold for ``"auto"``.
+    random_state : seed of pynndescent (ignored by the exact path).
+    n_jobs : threads for the back end. For pynndescent it is part of the seed (see module docstring).
+
+    Returns
+    -------
+    indices : (l, k) int64, the neighbours of each row, sorted by (distance, index).
+    distances : (l, k) float64, recomputed exactly from X in float64 (Euclidean: ``sqrt`` of
+        :func:`pair_sq_distances`; cosine: ``1 − x̂_i·x̂_j``).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
+    X = _check_X(X)
+    l = X.shape[0]
+    k = int(n_neighbors)
+    if k != n_neighbors or k < 1:
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+    if k >= l:
+        raise ValueError(f"n_neighbors must be < the number of samples l = {l} (self is excluded), got {k}")
+    if int(n_jobs) < 1:
+        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+
+    if metric == "cosine":
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        if np.any(norms == 0.0):
+            raise ValueError("cosine metric: X has all-zero rows, whose cosine similarity is undefined")
+        Xs = X / norms[:, None]
+    else:
+        Xs = X
+
+    use_exact = method == "exact" or (method == "auto" and l <= exact_max_samples)
+    if use_exact:
+        ind = _exact_neighbors(Xs, k, int(n_jobs))
+    else:
+        ind = _pynndescent_neighbors(Xs, k, random_state, int(n_jobs))
+    ind = np.ascontiguousarray(ind, dtype=np.int64)
+
+    rows = np.broadcast_to(np.arange(l, dtype=np.int64)[:, None], ind.shape)
+    if metric == "cosine":
+        dist = _pair_cosine_distances(Xs, rows, ind)
+    else:
+        dist = np.sqrt(pair_sq_distances(X, rows, ind))
+
+    # Sort each row by (distance, index): stable sort by index, then stable sort by distance.
+    order = np.argsort(ind, axis=1, kind="stable")
+    ind = np.take_along_axis(ind, order, axis=1)
+    dist = np.take_along_axis(dist, order, axis=1)
+    order = np.argsort(dist, axis=1, kind="stable")
+    ind = np.ascontiguousarray(np.take_along_axis(ind, order, axis=1))
+    dist = np.ascontiguousarray(np.take_along_axis(dist, order, axis=1))
+    return ind, dist

@@ -1,0 +1,286 @@
+"""Local weight matrices W (spec §2.1; paper Sec. 3.1, Eqs. 1–3) as sparse CSR matrices.
+
+Every W returned here is a :class:`scipy.sparse.csr_matrix` of float64 with
+
+* zero diagonal, exactly symmetric (w_ij and w_ji are the same float), non-negative entries,
+* unit total sum Σ_ij w_ij = 1 (the paper's normaliser Σ_{s=1}^l Σ_{t=1}^c w_st in Sec. 3.1.3 is read as the typo
+  for Σ_{s,t=1}^l, spec §2.1),
+* sorted column indices, no duplicates and no explicitly stored zeros.
+
+Memory is O(l·k) throughout (spec §9): neighbours come from :func:`cova.affinity.knn.nearest_neighbors`, and the
+one global quantity, the maximum pairwise distance of §2.1(b), is found by a tiled scan whose memory does not grow
+with l. No l×l dense array is ever formed, and there is no Python loop over samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from cova.affinity.knn import _check_X, nearest_neighbors, pair_sq_distances
+from cova.affinity.perplexity import conditional_probabilities
+
+__all__ = [
+    "KINDS",
+    "build_weights",
+    "cosine_knn",
+    "euclidean_max",
+    "gaussian_perplexity",
+    "laplacian",
+    "max_pairwise_distance",
+    "supervised_shrink",
+    "symmetrize_normalize",
+]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------------------
+def _as_csr(W: Any) -> sp.csr_matrix:
+    """A float64 CSR copy of a sparse or dense square matrix."""
+    W = sp.csr_matrix(W, dtype=np.float64, copy=True)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"W must be a square matrix, got shape {W.shape}")
+    W.sum_duplicates()
+    return W
+
+
+def _finalize(W: sp.csr_matrix) -> sp.csr_matrix:
+    """Canonical CSR: duplicates summed, indices sorted, explicit zeros removed."""
+    W = sp.csr_matrix(W, dtype=np.float64)
+    W.sum_duplicates()
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
+
+
+def _knn_matrix(indices: np.ndarray, values: np.ndarray, l: int) -> sp.csr_matrix:
+    """Directed kNN matrix A with A[i, indices[i, t]] = values[i, t] (no duplicate columns per row)."""
+    k = indices.shape[1]
+    A = sp.csr_matrix(
+        (np.ascontiguousarray(values, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, l * k + 1, k)),
+        shape=(l, l),
+    )
+    A.sort_indices()
+    return A
+
+
+def _or_mask(A: sp.csr_matrix) -> sp.csr_matrix:
+    """S ∘ N(S, h) from the directed kNN matrix A (A_ij = S_ij ≥ 0 for j in the h-NN list of i, else 0).
+
+    N(S, h) is the OR of the h-NN lists with their transpose (spec §2.1), and S is symmetric, so the entry (i, j)
+    equals S_ij whenever either list contains the pair: elementwise max(A, Aᵀ) (valid because S ≥ 0).
+    """
+    return A.maximum(A.T).tocsr()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# generic operations
+# ----------------------------------------------------------------------------------------------------------------
+def symmetrize_normalize(W: Any) -> sp.csr_matrix:
+    """The common last step of every W (spec §2.1): zero the diagonal, W ← ½(W + Wᵀ), divide by Σ_ij w_ij.
+
+    Accepts any sparse matrix or a dense array (converted to CSR). Raises ``ValueError`` for negative or non-finite
+    weights, or when the off-diagonal total weight is 0 (e.g. all points identical under §2.1(b)).
+    For an exactly symmetric input the symmetrisation is a bitwise no-op ((a + a)/2 = a in floating point).
+    """
+    W = _as_csr(W)
+    if W.nnz and (not np.all(np.isfinite(W.data)) or np.any(W.data < 0)):
+        raise ValueError("W must have finite, non-negative entries")
+    coo = W.tocoo()
+    off = coo.row != coo.col
+    W = sp.csr_matrix((coo.data[off], (coo.row[off], coo.col[off])), shape=W.shape)
+    W = ((W + W.T) * 0.5).tocsr()
+    W = _finalize(W)
+    total = W.data.sum()
+    if not total > 0:
+        raise ValueError("W has zero total off-diagonal weight; cannot normalise to unit sum")
+    W.data /= total
+    return W
+
+
+def supervised_shrink(W: Any, labels: np.ndarray, lam: float) -> sp.csr_matrix:
+    """Paper Eq. 3 (spec §2.1(d)): W ← W∘(YYᵀ) + λ·W∘(1 − YYᵀ), then renormalise to unit sum.
+
+    I.e. every inter-cohort weight (labels[i] ≠ labels[j]) is multiplied by λ, intra-cohort weights are kept, and
+    the result goes through :func:`symmetrize_normalize`. ``lam`` must be finite and ≥ 0 (the paper intends
+    0 < λ < 1; λ = 0 removes all inter-cohort edges, λ = 1 leaves W unchanged up to renormalisation).
+    """
+    W = _as_csr(W)
+    labels = np.asarray(labels).ravel()
+    if labels.shape[0] != W.shape[0]:
+        raise ValueError(f"labels has {labels.shape[0]} entries but W is {W.shape[0]}×{W.shape[1]}")
+    lam = float(lam)
+    if not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"shrink factor lam must be finite and ≥ 0, got {lam}")
+    coo = W.tocoo()
+    data = np.where(labels[coo.row] != labels[coo.col], lam * coo.data, coo.data)
+    return symmetrize_normalize(sp.csr_matrix((data, (coo.row, coo.col)), shape=W.shape))
+
+
+def laplacian(W: Any) -> sp.csr_matrix:
+    """Graph Laplacian 𝐋(W) = 𝐃(W) − W with 𝐃(W) = diag(row sums of W) (paper Sec. 3.1, Eq. 1: O_dist^(L) =
+    tr(Zᵀ 𝐋(W) Z) for symmetric W). Sparse CSR with sorted indices; zeros from cancellation are removed."""
+    W = _as_csr(W)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    L = (sp.diags(deg, format="csr") - W).tocsr()
+    return _finalize(L)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the exact global maximum pairwise distance (§2.1(b), §9)
+# ----------------------------------------------------------------------------------------------------------------
+def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
+    """Exact max_{i,j} ‖x_i − x_j‖, by a tiled O(l²d) scan in O(block_size²) memory (independent of l).
+
+    Each (block_size × block_size) upper-triangular tile of squared distances is computed with BLAS through
+    ‖a‖² + ‖b‖² − 2a·b on centred data. That expansion has a rounding error of at most
+    τ = 16·(d + 5)·ε·max_i‖x_i − x̄‖² (a generous form of the standard γ_d bounds for the norms, the dot product,
+    the centring and the direct formula). Every pair whose tile value lies within 2τ of the tile maximum, and
+    within τ of the best exact value so far, is then recomputed by direct differences
+    (:func:`cova.affinity.knn.pair_sq_distances`, the same formula the kNN distances use). The returned value is
+    therefore *exactly* the largest directly-computed distance, bit-identical to the distance of that pair as
+    returned by :func:`~cova.affinity.knn.nearest_neighbors`, so ``max − distance ≥ 0`` holds without rounding.
+    An upper bound such as 2·max_i‖x_i − x̄‖ would not do: the global max shifts every weight of §2.1(b) (spec §9).
+    """
+    X = _check_X(X)
+    l, d = X.shape
+    if l < 2:
+        return 0.0
+    B = int(block_size)
+    if B < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    tau = 16.0 * (d + 5) * np.finfo(np.float64).eps * float(sq.max())
+    best = -np.inf
+    tile = np.empty((min(B, l), min(B, l)), dtype=np.float64)
+    for i0 in range(0, l, B):  # loops over tiles, not samples
+        i1 = min(i0 + B, l)
+        for j0 in range(i0, l, B):
+            j1 = min(j0 + B, l)
+            G = tile[: i1 - i0, : j1 - j0]
+            np.matmul(Xc[i0:i1], Xc[j0:j1].T, out=G)
+            G *= -2.0
+            G += sq[i0:i1, None]
+            G += sq[None, j0:j1]
+            m = float(G.max())
+            if m + tau < best:
+                continue
+            ci, cj = np.nonzero(G >= max(m - 2.0 * tau, best - tau))
+            exact = pair_sq_distances(X, ci + i0, cj + j0)
+            best = max(best, float(exact.max()))
+    return float(np.sqrt(best))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the three W variants of §2.1
+# ----------------------------------------------------------------------------------------------------------------
+def gaussian_perplexity(
+    X: np.ndarray,
+    perplexity: float = 30.0,
+    *,
+    n_neighbors: int | None = None,
+    method: str = "auto",
+    random_state: int = 0,
+    n_jobs: int = 1,
+) -> sp.csr_matrix:
+    """Spec §2.1(a): perplexity-calibrated Gaussian affinities, t-SNE style ([20]; paper footnote 1, Sec. 4.3).
+
+    P_{j|i} is calibrated over the candidate set of the ``n_neighbors`` nearest neighbours (default
+    min(l − 1, ⌊3·perplexity⌋), the openTSNE/BH-SNE convention; spec §2.1(a) [assumption]) by
+    :func:`cova.affinity.perplexity.conditional_probabilities`, then W = (P + Pᵀ)/(2l), whose total is 1.
+    With ``n_neighbors = l − 1`` this is the dense t-SNE P exactly. The perplexity must be < n_neighbors (we raise
+    rather than silently lowering it as openTSNE does).
+    """
+    X = _check_X(X)
+    l = X.shape[0]
+    perplexity = float(perplexity)
+    k = min(l - 1, int(3 * perplexity)) if n_neighbors is None else int(n_neighbors)
+    if not (0 < perplexity < k):
+        raise ValueError(
+            f"need 0 < perplexity < n_neighbors; got perplexity = {perplexity}, n_neighbors = {k} (l = {l})"
+        )
+    ind, dist = nearest_neighbors(X, k, metric="euclidean", method=method, random_state=random_state, n_jobs=n_jobs)
+    del dist  # recompute d² directly (no sqrt round trip)
+    d2 = pair_sq_distances(X, np.broadcast_to(np.arange(l)[:, None], ind.shape), ind)
+    P = conditional_probabilities(d2, perplexity)
+    A = _knn_matrix(ind, P, l)
+    W = ((A + A.T) / (2.0 * l)).tocsr()
+    return _finalize(W)
+
+
+def euclidean_max(
+    X: np.ndarray,
+    n_neighbors: int = 50,
+    *,
+    method: str = "auto",
+    random_state: int = 0,
+    block_size: int = 2048,
+    n_jobs: int = 1,
+) -> sp.csr_matrix:
+    """Spec §2.1(b) (paper App. H.1): W = S ∘ N(S, h), S = max_ij ‖x_i − x_j‖ − ‖x_i − x_j‖, then symmetrise/normalise.
+
+    The h largest S of a row are its h nearest neighbours, so N(S, h) is the OR of the h-NN lists (diagonal 0).
+    The global maximum is exact (:func:`max_pairwise_distance`). Pairs whose S is exactly 0 (the farthest pair, if
+    it is inside the mask) carry no weight and are not stored.
+    """
+    X = _check_X(X)
+    l = X.shape[0]
+    ind, dist = nearest_neighbors(
+        X, n_neighbors, metric="euclidean", method=method, random_state=random_state, n_jobs=n_jobs
+    )
+    dmax = max_pairwise_distance(X, block_size=block_size)
+    S = np.maximum(dmax - dist, 0.0)
+    return symmetrize_normalize(_or_mask(_knn_matrix(ind, S, l)))
+
+
+def cosine_knn(
+    X: np.ndarray,
+    n_neighbors: int = 10,
+    *,
+    method: str = "auto",
+    random_state: int = 0,
+    n_jobs: int = 1,
+) -> sp.csr_matrix:
+    """Spec §2.1(c) (paper App. C, Fig. C.1): S_ij = cos(x_i, x_j), W = S ∘ N(S, h), then symmetrise/normalise.
+
+    N(S, h) is the OR of the h-nearest lists in cosine distance (= the h largest cosines). Negative cosine
+    similarities inside the mask are clipped to 0 [ours]: the paper does not say, and a weight matrix must be
+    non-negative (negative entries would make 𝐋(W) indefinite and break O_dist^(L) as a distance penalty).
+    Rows of X must be non-zero.
+    """
+    X = _check_X(X)
+    l = X.shape[0]
+    ind, dist = nearest_neighbors(
+        X, n_neighbors, metric="cosine", method=method, random_state=random_state, n_jobs=n_jobs
+    )
+    S = np.maximum(1.0 - dist, 0.0)
+    return symmetrize_normalize(_or_mask(_knn_matrix(ind, S, l)))
+
+
+KINDS: dict[str, Callable[..., sp.csr_matrix]] = {
+    "gaussian_perplexity": gaussian_perplexity,
+    "euclidean_max": euclidean_max,
+    "cosine_knn": cosine_knn,
+}
+
+
+def build_weights(X: np.ndarray, kind: str, *, labels: np.ndarray | None = None, **params: Any) -> sp.csr_matrix:
+    """Build W of the given ``kind`` (one of :data:`KINDS`) with its keyword ``params``.
+
+    An optional ``shrink=λ`` parameter (not ``None``) then applies Eq. 3 via :func:`supervised_shrink`, which needs
+    ``labels``. Unknown kinds raise ``ValueError``; unknown parameters raise ``TypeError`` from the builder.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown W kind {kind!r}; allowed: {', '.join(KINDS)}")
+    shrink = params.pop("shrink", None)
+    if shrink is not None and labels is None:
+        raise ValueError("shrink (Eq. 3) needs the cohort labels: pass labels=...")
+    W = KINDS[kind](X, **params)
+    if shrink is not None:
+        W = supervised_shrink(W, labels, shrink)
+    return W

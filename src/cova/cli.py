@@ -1,0 +1,179 @@
+"""``python -m cova <step> ...``: one entry point per workflow step, also usable without Snakemake.
+
+Every step reads its declared inputs, writes exactly its declared output (atomically) and logs progress to
+stderr, which the Snakemake rules send to their ``log:`` file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("cova")
+
+
+def _json(text: str) -> Any:
+    return json.loads(text) if text else {}
+
+
+def cmd_dataset(a: argparse.Namespace) -> None:
+    from .datasets import load
+
+    log.info("building dataset %s with loader %s, params %s", a.name, a.loader, a.params)
+    ds = load(a.loader, **_json(a.params))
+    ds.meta.setdefault("name", a.name)
+    log.info("%s: %d samples x %d features, %d cohorts", a.name, ds.X.shape[0], ds.X.shape[1], ds.n_cohorts)
+    ds.save(a.out)
+
+
+def cmd_inputs(a: argparse.Namespace) -> None:
+    from .datasets import Dataset
+    from .inputs import build_inputs
+
+    ds = Dataset.load(a.dataset)
+    t0 = time.perf_counter()
+    log.info("building W, R and prototypes for %d samples: %s", ds.n_samples, a.spec)
+    inputs = build_inputs(ds, _json(a.spec), seed=a.seed)
+    log.info("done in %.1f s: nnz(W) = %d, R %s, prototypes %s", time.perf_counter() - t0, inputs.W.nnz,
+             inputs.R.shape, inputs.prototypes.shape)
+    inputs.save(a.out)
+
+
+def cmd_embed(a: argparse.Namespace) -> None:
+    from .io import save_npz_atomic
+    from .inputs import Inputs
+    from .methods import make_method
+
+    inputs = Inputs.load(a.dataset, a.inputs)
+    est = make_method(a.method, _json(a.params), seed=a.seed)
+    log.info("fitting %r on %d samples", est, inputs.X.shape[0])
+    t0 = time.perf_counter()
+    Z = est.fit_transform(inputs)
+    runtime = time.perf_counter() - t0
+    log.info("done in %.2f s", runtime)
+    placed = est.prototypes_ if est.prototypes_ is not None else np.zeros((0, Z.shape[1]))
+    save_npz_atomic(a.out, Z=Z, placed_prototypes=placed, runtime_s=np.array(runtime),
+                    method=np.array(a.method), params=np.array(json.dumps(est.get_params(), sort_keys=True)))
+
+
+def cmd_score(a: argparse.Namespace) -> None:
+    from .inputs import Inputs
+    from .io import write_text_atomic
+    from .metrics.summary import compute_scores
+
+    inputs = Inputs.load(a.dataset, a.inputs)
+    metrics = _json(a.metrics)
+    with np.load(a.embedding, allow_pickle=False) as f:
+        Z, placed = f["Z"], f["placed_prototypes"]
+    t0 = time.perf_counter()
+    scores = compute_scores(inputs.X, Z, inputs.labels, inputs.prototypes,
+                            placed if placed.size else None, n_neighbors=metrics.get("n_neighbors", 12),
+                            kappa=metrics.get("kappa", 2))
+    log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
+    record = {**_json(a.ids), "n_samples": int(Z.shape[0]), "n_cohorts": inputs.n_cohorts, **scores}
+    write_text_atomic(a.out, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def cmd_scatter(a: argparse.Namespace) -> None:
+    from .inputs import Inputs
+    from .viz.scatter import save_scatter_figure
+
+    inputs = Inputs.load(a.dataset, a.inputs)
+    with np.load(a.embedding, allow_pickle=False) as f:
+        Z, placed = f["Z"], f["placed_prototypes"]
+    scores = json.loads(Path(a.scores).read_text())
+    save_scatter_figure(a.out, Z, inputs.labels, inputs.label_names,
+                        prototypes=placed if placed.size else None, scores=scores, title=a.title)
+
+
+def cmd_table(a: argparse.Namespace) -> None:
+    from .viz.tables import scores_table, write_csv_atomic, write_html_atomic
+
+    records = [json.loads(Path(p).read_text()) for p in a.scores]
+    table = scores_table(records)
+    write_csv_atomic(table, a.csv)
+    write_html_atomic(table, a.html)
+    log.info("%d rows -> %s, %s", len(table), a.csv, a.html)
+
+
+def cmd_fig1(a: argparse.Namespace) -> None:
+    from .experiments.cova_fig1 import render_fig1
+
+    render_fig1(a.dataset, a.inputs, a.cova, a.cova_scores, a.tsne, a.tsne_scores, a.out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cova", description=__doc__)
+    sub = p.add_subparsers(dest="step", required=True)
+
+    s = sub.add_parser("dataset", help="build data/processed/{dataset}.npz")
+    s.add_argument("--name", required=True)
+    s.add_argument("--loader", required=True)
+    s.add_argument("--params", default="{}")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_dataset)
+
+    s = sub.add_parser("inputs", help="build W, R and prototypes")
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--spec", required=True)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_inputs)
+
+    s = sub.add_parser("embed", help="run one method")
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--inputs", required=True)
+    s.add_argument("--method", required=True)
+    s.add_argument("--params", default="{}")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_embed)
+
+    s = sub.add_parser("score", help="score one embedding")
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--inputs", required=True)
+    s.add_argument("--embedding", required=True)
+    s.add_argument("--metrics", default="{}")
+    s.add_argument("--ids", default="{}", help="JSON identifying the run, copied into the record")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_score)
+
+    s = sub.add_parser("scatter", help="cohort scatter plot of one embedding")
+    s.add_argument("--dataset", required=True)
+    s.add_argument("--inputs", required=True)
+    s.add_argument("--embedding", required=True)
+    s.add_argument("--scores", required=True)
+    s.add_argument("--title", default="")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_scatter)
+
+    s = sub.add_parser("table", help="aggregate scores.json files")
+    s.add_argument("--scores", nargs="+", required=True)
+    s.add_argument("--csv", required=True)
+    s.add_argument("--html", required=True)
+    s.set_defaults(func=cmd_table)
+
+    s = sub.add_parser("fig1", help="COVA Fig. 1 analogue")
+    for name in ("dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"):
+        s.add_argument(f"--{name}", required=True)
+    s.set_defaults(func=cmd_fig1)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    args = build_parser().parse_args(argv)
+    args.func(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,316 @@
+"""Cohort prototypes Υ (c x k): cohort means, classical MDS, small-c exact t-SNE, ring, given (spec section 2.4, 7).
+
+Scale convention (spec section 2.4 [assumption]): every generated prototype set except the raw cohort means is
+centred and rescaled to RMS radius rho (sqrt(mean_j ||upsilon_j||²) = rho, rho = 3 by default) by
+:func:`normalize_prototypes`. The generators themselves (:func:`classical_mds`, :func:`tsne_prototypes`) return raw
+coordinates; :func:`make_prototypes` applies the convention.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from .confidence import _check_labels, _check_X, _cohort_means
+from .proximity import _check_square, cohort_proximity, gaussian_similarity
+
+__all__ = [
+    "normalize_prototypes",
+    "cohort_means",
+    "classical_mds",
+    "tsne_prototypes",
+    "ring_prototypes",
+    "make_prototypes",
+    "similarity_to_distance",
+    "PROTOTYPE_KINDS",
+]
+
+PROTOTYPE_KINDS: tuple[str, ...] = ("means", "mds", "tsne", "ring", "given")
+
+
+def normalize_prototypes(P: ArrayLike, rho: float = 3.0) -> np.ndarray:
+    """Centre the prototypes and rescale them to RMS radius ``rho``: sqrt(mean_j ||upsilon_j||²) = rho.
+
+    A single prototype, or prototypes that all coincide (RMS radius 0, up to 1e-12 relative round-off), return an
+    all-zero array (no NaN).
+    """
+    P = np.asarray(P, dtype=np.float64)
+    if P.ndim != 2 or P.shape[0] < 1:
+        raise ValueError(f"P must be a (c, k) array with c >= 1, got shape {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise ValueError("P contains NaN or infinite values")
+    rho = float(rho)
+    if not (np.isfinite(rho) and rho > 0):
+        raise ValueError(f"rho must be a positive finite number, got {rho!r}")
+    Pc = P - P.mean(axis=0)
+    rms = float(np.sqrt(np.mean(np.sum(Pc * Pc, axis=1))))
+    if rms == 0.0 or rms <= 1e-12 * float(np.abs(P).max()):
+        return np.zeros_like(P)
+    return Pc * (rho / rms)
+
+
+def cohort_means(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
+    """(c, d) cohort means mu_j (Fig. 1: for 2-D data the prototypes are the means themselves).
+
+    The means are returned as they are, NOT centred or rescaled: whether to apply :func:`normalize_prototypes` is
+    the caller's decision (Fig. 1 uses the raw means so the embedding stays in the data's own coordinates).
+    Every cohort must be non-empty.
+    """
+    y, c = _check_labels(labels, n_cohorts)
+    X = _check_X(X, y.shape[0])
+    return _cohort_means(X, y, c)
+
+
+def classical_mds(D: ArrayLike, n_components: int = 2) -> np.ndarray:
+    """Classical (Torgerson) MDS of a c x c distance matrix.
+
+    B = -1/2 J D² J with J = I - 11ᵀ/c (double centring); the embedding is the top ``n_components`` eigenvectors of B
+    times the square roots of their eigenvalues (negative eigenvalues, from non-Euclidean D, are clipped to 0).
+    Sign convention (deterministic): in every column the entry of largest absolute value is positive (first such
+    entry on ties). Returns the raw coordinates (c, n_components); they are zero-mean by construction.
+    """
+    D = _check_square(D, "D")
+    c = D.shape[0]
+    if D.min() < 0:
+        raise ValueError("D must be a non-negative distance matrix")
+    if not np.allclose(D, D.T, rtol=1e-10, atol=1e-12 * max(1.0, float(D.max()))):
+        raise ValueError("D must be symmetric")
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or not (
+        1 <= n_components <= c
+    ):
+        raise ValueError(f"n_components must be an int in 1..{c} (the number of cohorts), got {n_components!r}")
+    D2 = 0.5 * (D + D.T)
+    D2 = D2 * D2
+    B = -0.5 * (D2 - D2.mean(axis=0)[None, :] - D2.mean(axis=1)[:, None] + D2.mean())
+    B = 0.5 * (B + B.T)
+    evals, evecs = np.linalg.eigh(B)
+    order = np.argsort(evals)[::-1][:n_components]
+    lam = np.clip(evals[order], 0.0, None)
+    Z = evecs[:, order] * np.sqrt(lam)[None, :]
+    _fix_signs(Z)
+    return Z
+
+
+def _fix_signs(Z: np.ndarray) -> None:
+    """In place: flip each column so that its entry of largest |value| is positive."""
+    idx = np.argmax(np.abs(Z), axis=0)
+    s = np.sign(Z[idx, np.arange(Z.shape[1])])
+    s[s == 0] = 1.0
+    Z *= s[None, :]
+
+
+def similarity_to_distance(S: ArrayLike) -> np.ndarray:
+    """Turn a cohort similarity into a distance for MDS (spec T35): d_ij = max_{i' != j'} s_i'j' - s_ij, d_ii = 0.
+
+    The symmetrised similarity is used; the diagonal of S is ignored. [assumption, ours] the max-subtraction mirrors
+    the "max-subtracted" conversion used between distances and similarities elsewhere in the paper (H.1).
+    """
+    S = _check_square(S, "S")
+    c = S.shape[0]
+    S = 0.5 * (S + S.T)
+    if c == 1:
+        return np.zeros((1, 1))
+    off = ~np.eye(c, dtype=bool)
+    D = S[off].max() - S
+    D[~off] = 0.0
+    return D
+
+
+# --------------------------------------------------------------------------------------------------------------
+# exact small-c t-SNE
+# --------------------------------------------------------------------------------------------------------------
+# Written by hand because c is tiny (6-80 cohorts): openTSNE and sklearn's TSNE calibrate P by perplexity
+# (default 30, needing > 3*perplexity points), which is impossible or meaningless for a handful of cohorts, and
+# they do not accept an arbitrary precomputed joint affinity. Here P is taken directly from the cohort
+# similarity (spec section 2.4), and the optimiser follows van der Maaten & Hinton (2008) exactly in O(c²).
+
+
+def _tsne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
+    """Exact t-SNE objective and gradient for joint affinities P (c x c, symmetric, zero diagonal).
+
+    KL(P || Q) = sum_{p_ij > 0} p_ij log(p_ij / q_ij), q_ij = qt_ij / sum_{m != n} qt_mn, qt_ij = (1 + ||y_i - y_j||²)⁻¹,
+    and dKL/dy_i = 4 sum_j (p_ij - q_ij) qt_ij (y_i - y_j). The two agree (gradient of the value) when P sums to 1;
+    the optimiser also calls it with the exaggerated P (sum 4), where only the gradient is used, as in t-SNE.
+    """
+    sq = np.sum(Y * Y, axis=1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T), 0.0)
+    num = 1.0 / (1.0 + d2)
+    np.fill_diagonal(num, 0.0)
+    Q = num / num.sum()
+    PQ = (P - Q) * num
+    grad = 4.0 * (PQ.sum(axis=1)[:, None] * Y - PQ @ Y)
+    mask = P > 0
+    kl = float(np.sum(P[mask] * (np.log(P[mask]) - np.log(np.maximum(Q[mask], np.finfo(np.float64).tiny)))))
+    return kl, grad
+
+
+def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "distance":
+        if M.min() < 0:
+            raise ValueError("a distance matrix M must be non-negative")
+        S = gaussian_similarity(M)
+    else:
+        S = M
+    if S.min() < 0:
+        raise ValueError("a similarity matrix M must be non-negative for t-SNE")
+    P = 0.5 * (S + S.T)
+    np.fill_diagonal(P, 0.0)
+    total = P.sum()
+    if not total > 0:
+        raise ValueError("t-SNE affinity is all zero off the diagonal; the cohorts have no proximity information")
+    return P / total
+
+
+def _tsne_run(
+    P: np.ndarray, rng: np.random.Generator, n_components: int, n_iter: int, eta: float
+) -> tuple[np.ndarray, float]:
+    exaggeration, exaggeration_iters = 4.0, 100
+    momentum_switch = 250
+    min_gain = 0.01
+    Y = rng.normal(0.0, 1e-2, size=(P.shape[0], n_components))  # N(0, 1e-4 I): variance 1e-4, std 1e-2
+    update = np.zeros_like(Y)
+    gains = np.ones_like(Y)
+    Pex = P * exaggeration
+    for it in range(n_iter):
+        _, grad = _tsne_kl_and_grad(Y, Pex if it < exaggeration_iters else P)
+        momentum = 0.5 if it < momentum_switch else 0.8
+        same = (grad > 0) == (update > 0)
+        gains = np.where(same, gains * 0.8, gains + 0.2)
+        np.maximum(gains, min_gain, out=gains)
+        update = momentum * update - eta * gains * grad
+        Y = Y + update
+        Y -= Y.mean(axis=0)
+    kl, _ = _tsne_kl_and_grad(Y, P)
+    return Y, kl
+
+
+def tsne_prototypes(
+    M: ArrayLike,
+    *,
+    kind: Literal["similarity", "distance"] = "similarity",
+    n_components: int = 2,
+    n_seeds: int = 5,
+    random_state: int = 0,
+    n_iter: int = 1000,
+    learning_rate: float | Literal["auto"] = "auto",
+) -> np.ndarray:
+    """Exact small-c t-SNE of a cohort proximity matrix (spec section 2.4).
+
+    - ``kind="similarity"``: P = M symmetrised, zero diagonal, divided by its sum (no perplexity calibration).
+    - ``kind="distance"``: M is first turned into a Gaussian similarity with sigma = median off-diagonal distance
+      (:func:`cova.cohorts.proximity.gaussian_similarity`).
+    - Optimiser (van der Maaten & Hinton 2008): init N(0, 1e-4 I); early exaggeration 4 for the first 100
+      iterations; momentum 0.5, then 0.8 from iteration 250; learning rate ``"auto"`` = max(c/12, 10) or a
+      given positive float; delta-bar-delta gains (+0.2 on sign change, x0.8 otherwise, floor 0.01); the embedding is
+      re-centred after each step; ``n_iter`` iterations, no early stopping.
+    - Deviation from the spec's rate max(c/12, 50): for c <~ 12 a rate of 50 throws the points far apart during
+      early exaggeration, where the Student-t gradients vanish, so the run freezes at a KL 8-35x above the optimum
+      found by L-BFGS or by a rate of 10 (e.g. c = 12 random centres: KL 0.19 vs 0.005). For c >= 20 the rate
+      makes no difference, so "auto" uses max(c/12, 10) (docs/decisions.md); pass 50.0 for the spec's schedule.
+    - ``n_seeds`` independent runs with seeds spawned from ``np.random.SeedSequence(random_state)``; the run with
+      the lowest final KL(P||Q) is returned (first on ties). Same ``random_state`` -> identical output.
+
+    Returns raw (centred, unscaled) coordinates (c, n_components); see :func:`normalize_prototypes`. A single
+    cohort returns zeros.
+    """
+    M = _check_square(M, "M")
+    if kind not in ("similarity", "distance"):
+        raise ValueError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
+    for name, val, lo in (("n_components", n_components, 1), ("n_seeds", n_seeds, 1), ("n_iter", n_iter, 1)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
+            raise ValueError(f"{name} must be an int >= {lo}, got {val!r}")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
+        raise ValueError(f"random_state must be a non-negative int, got {random_state!r}")
+    c = M.shape[0]
+    if isinstance(learning_rate, str):
+        if learning_rate != "auto":
+            raise ValueError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
+        eta = max(c / 12.0, 10.0)
+    else:
+        eta = float(learning_rate)
+        if not (np.isfinite(eta) and eta > 0):
+            raise ValueError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
+    if c == 1:
+        return np.zeros((1, n_components))
+    P = _tsne_affinity(M, kind)
+    best_Y: np.ndarray | None = None
+    best_kl = np.inf
+    for child in np.random.SeedSequence(int(random_state)).spawn(int(n_seeds)):
+        Y, kl = _tsne_run(P, np.random.default_rng(child), int(n_components), int(n_iter), eta)
+        if best_Y is None or kl < best_kl:
+            best_Y, best_kl = Y, kl
+    assert best_Y is not None  # n_seeds >= 1
+    return best_Y
+
+
+def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
+    """Ring prototypes (spec section 7, Table H.2, ours): upsilon_j = rho (cos 2 pi j / c, sin 2 pi j / c), j = 0..c-1.
+
+    For c >= 2 the ring is centred with RMS radius exactly rho.
+    """
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
+        raise ValueError(f"c must be a positive int, got {c!r}")
+    rho = float(rho)
+    if not (np.isfinite(rho) and rho > 0):
+        raise ValueError(f"rho must be a positive finite number, got {rho!r}")
+    t = 2.0 * np.pi * np.arange(c) / c
+    return rho * np.column_stack([np.cos(t), np.sin(t)])
+
+
+def make_prototypes(
+    kind: Literal["means", "mds", "tsne", "ring", "given"],
+    *,
+    X: ArrayLike | None = None,
+    W: ArrayLike | sp.spmatrix | None = None,
+    labels: ArrayLike,
+    n_cohorts: int | None = None,
+    proximity: Literal["centres", "centres_gaussian", "graph"] = "centres",
+    rho: float = 3.0,
+    random_state: int = 0,
+    given: ArrayLike | None = None,
+    tsne_learning_rate: float | Literal["auto"] = "auto",
+) -> np.ndarray:
+    """Dispatcher for cohort prototypes Υ (c x k).
+
+    kind
+        ``"means"``: raw cohort means of X (Fig. 1; NOT normalised, k = d);
+        ``"mds"``: :func:`classical_mds` (k = 2) of the ``proximity`` matrix (a similarity is first converted with
+        :func:`similarity_to_distance`);
+        ``"tsne"``: :func:`tsne_prototypes` (k = 2) of the ``proximity`` matrix, seeded by ``random_state``, with
+        ``learning_rate=tsne_learning_rate``;
+        ``"ring"``: :func:`ring_prototypes`;
+        ``"given"``: the (c, k) array ``given`` (e.g. hand-placed prototypes).
+
+    ``proximity`` is passed to :func:`cova.cohorts.proximity.cohort_proximity` (needs X for "centres" /
+    "centres_gaussian", W for "graph"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
+    """
+    if kind not in PROTOTYPE_KINDS:
+        raise ValueError(f"prototype kind must be one of {list(PROTOTYPE_KINDS)}, got {kind!r}")
+    y, c = _check_labels(labels, n_cohorts)
+    if kind == "means":
+        if X is None:
+            raise ValueError("X is required for prototype kind='means' (got None)")
+        return cohort_means(X, y, c)
+    if kind == "ring":
+        P = ring_prototypes(c, rho)
+    elif kind == "given":
+        if given is None:
+            raise ValueError("given is required for prototype kind='given' (got None)")
+        P = np.asarray(given, dtype=np.float64)
+        if P.ndim != 2 or P.shape[0] != c:
+            raise ValueError(f"given must have shape ({c}, k), one row per cohort, got {P.shape}")
+    else:
+        M, mtype = cohort_proximity(proximity, X=X, W=W, labels=y, n_cohorts=c)
+        if kind == "mds":
+            D = M if mtype == "distance" else similarity_to_distance(M)
+            P = classical_mds(D, n_components=min(2, c))
+            if P.shape[1] < 2:
+                P = np.hstack([P, np.zeros((c, 2 - P.shape[1]))])
+        else:
+            P = tsne_prototypes(
+                M, kind=mtype, random_state=random_state, learning_rate=tsne_learning_rate  # type: ignore[arg-type]
+            )
+    return normalize_prototypes(P, rho)

@@ -1,0 +1,175 @@
+"""Workflow configuration: JSON-Schema validation with messages that name the key, and the plan of outputs.
+
+The Snakefile calls :func:`validate_config` before building the DAG and asks a :class:`Plan` for every path,
+so the rules stay thin and the naming logic is tested without Snakemake.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """An invalid configuration; the message names the key and what is allowed."""
+
+
+def _key(path: Any) -> str:
+    parts = [str(p) if not isinstance(p, int) else f"[{p}]" for p in path]
+    return ".".join(parts).replace(".[", "[") or "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = _key(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "enum":
+        return f"config key {where}: {error.instance!r} is not allowed; allowed values: {schema['enum']}"
+    if error.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        return f"config key {where}: {error.message}; allowed keys: {allowed}"
+    if error.validator == "required":
+        return f"config key {where}: {error.message}"
+    return f"config key {where}: {error.message}"
+
+
+def load_schema(path: str | Path | None = None) -> dict[str, Any]:
+    with open(path or SCHEMA_PATH) as f:
+        return yaml.safe_load(f)
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path | None = None) -> None:
+    """Validate ``config`` against the JSON schema, then the cross-references between its sections.
+
+    Raises :class:`ConfigError` whose message names the offending key and the allowed values.
+    """
+    schema = load_schema(schema_path)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        raise ConfigError(_describe(best))
+    _check_references(config)
+
+
+def _check_references(config: dict[str, Any]) -> None:
+    from .datasets import LOADERS
+    from .methods import method_parameters
+
+    for name, ds in config["datasets"].items():
+        allowed = set(inspect.signature(LOADERS[ds["loader"]]).parameters)
+        unknown = sorted(set(ds.get("params", {})) - allowed)
+        if unknown:
+            raise ConfigError(f"config key datasets.{name}.params: unknown parameters {unknown}; "
+                              f"allowed for loader {ds['loader']!r}: {sorted(allowed)}")
+    for name, m in config["methods"].items():
+        allowed = method_parameters(m["method"])
+        unknown = sorted(set(m.get("params", {})) - set(allowed))
+        if unknown:
+            raise ConfigError(f"config key methods.{name}.params: unknown parameters {unknown}; "
+                              f"allowed for method {m['method']!r}: {allowed}")
+    for i, run in enumerate(config["runs"]):
+        _ref(config, "datasets", run["dataset"], f"runs[{i}].dataset")
+        _ref(config, "inputs", run["inputs"], f"runs[{i}].inputs")
+        for j, m in enumerate(run["methods"]):
+            _ref(config, "methods", m, f"runs[{i}].methods[{j}]")
+    fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
+    if fig1:
+        _ref(config, "datasets", fig1["dataset"], "paper.cova.fig1.dataset")
+        _ref(config, "inputs", fig1["inputs"], "paper.cova.fig1.inputs")
+        for role, method in (("cova", "cova_e1"), ("tsne", "tsne")):
+            _ref(config, "methods", fig1[role], f"paper.cova.fig1.{role}")
+            if config["methods"][fig1[role]]["method"] != method:
+                raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
+                                  f"method entry")
+
+
+def _ref(config: dict[str, Any], section: str, name: str, where: str) -> None:
+    if name not in config[section]:
+        raise ConfigError(f"config key {where}: {name!r} is not defined in {section}; "
+                          f"defined: {sorted(config[section])}")
+
+
+def make_id(name: str, payload: Any) -> str:
+    """Readable slug plus a hash of the exact parameters: a changed parameter gives a new path."""
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return f"{name}-{digest[:8]}"
+
+
+@dataclass(frozen=True)
+class MethodJob:
+    entry: str
+    method: str
+    params_id: str
+    params: dict[str, Any]
+    resources: dict[str, int]
+
+
+class Plan:
+    """Every output path the configuration asks for, and the parameters behind each wildcard value."""
+
+    def __init__(self, config: dict[str, Any]):
+        self.config = config
+        self.seed = int(config["seed"])
+        self.metrics = {"n_neighbors": 12, "kappa": 2, **config.get("metrics", {})}
+        self.inputs_ids = {name: make_id(name, {"spec": spec, "seed": self.seed})
+                           for name, spec in config["inputs"].items()}
+        self._inputs_by_id = {v: k for k, v in self.inputs_ids.items()}
+        self.method_jobs: dict[str, MethodJob] = {}
+        for entry, m in config["methods"].items():
+            params = dict(m.get("params", {}))
+            pid = make_id(entry, {"method": m["method"], "params": params, "seed": self.seed})
+            self.method_jobs[entry] = MethodJob(entry, m["method"], pid, params, dict(m.get("resources", {})))
+        self._method_by_id = {(j.method, j.params_id): j for j in self.method_jobs.values()}
+
+    # wildcard value -> parameters
+    def dataset(self, name: str) -> dict[str, Any]:
+        return self.config["datasets"][name]
+
+    def inputs_name(self, inputs_id: str) -> str:
+        return self._inputs_by_id[inputs_id]
+
+    def inputs_spec(self, inputs_id: str) -> dict[str, Any]:
+        return self.config["inputs"][self._inputs_by_id[inputs_id]]
+
+    def method_job(self, method: str, params_id: str) -> MethodJob:
+        return self._method_by_id[(method, params_id)]
+
+    # paths
+    @staticmethod
+    def dataset_path(dataset: str) -> str:
+        return f"data/processed/{dataset}.npz"
+
+    def run_dir(self, dataset: str, inputs: str, entry: str) -> str:
+        job = self.method_jobs[entry]
+        return f"results/{dataset}/{self.inputs_ids[inputs]}/{job.method}/{job.params_id}"
+
+    def runs(self) -> list[tuple[str, str, str]]:
+        """(dataset, inputs, method entry) triples, in config order, without repeats."""
+        seen: dict[tuple[str, str, str], None] = {}
+        for run in self.config["runs"]:
+            for entry in run["methods"]:
+                seen[(run["dataset"], run["inputs"], entry)] = None
+        return list(seen)
+
+    def run_dirs(self) -> list[str]:
+        return [self.run_dir(*r) for r in self.runs()]
+
+    def paper_targets(self) -> list[str]:
+        targets = []
+        if self.config.get("paper", {}).get("cova", {}).get("fig1"):
+            targets.append("results/paper/cova/fig1.png")
+        return targets
+
+    def all_targets(self) -> list[str]:
+        dirs = self.run_dirs()
+        return ([f"{d}/scatter.png" for d in dirs] + ["results/tables/scores.csv", "results/tables/scores.html"]
+                + self.paper_targets())

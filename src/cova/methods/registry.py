@@ -1,0 +1,37 @@
+"""Config name -> estimator class. The parameters a config may set are the classes' ``__init__`` arguments."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .base import Embedder
+from .cova import CovaE1
+from .sklearn_baselines import PCA
+from .tsne import TSNE
+
+METHODS: dict[str, type[Embedder]] = {
+    "cova_e1": CovaE1,
+    "tsne": TSNE,
+    "pca": PCA,
+}
+
+
+def method_parameters(name: str) -> list[str]:
+    """The parameter names method ``name`` accepts."""
+    return [p for p in inspect.signature(METHODS[name].__init__).parameters if p != "self"]
+
+
+def make_method(name: str, params: dict[str, Any] | None = None, seed: int | None = None) -> Embedder:
+    """Instantiate method ``name`` with ``params``; ``seed`` fills ``random_state`` when the method has one
+    and the config did not set it. Unknown names or parameters raise ``ValueError`` naming the allowed ones."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; allowed: {sorted(METHODS)}")
+    params = dict(params or {})
+    allowed = method_parameters(name)
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"method {name!r} got unknown parameters {unknown}; allowed: {allowed}")
+    if seed is not None and "random_state" in allowed:
+        params.setdefault("random_state", seed)
+    return METHODS[name](**params)

@@ -1,0 +1,255 @@
+"""Cohort scores of the COVA paper, Appendix G: S_s, S_c, S_c^(r) (Eq. G.1) and S_n (Eq. G.2).
+
+All scores are fractions in [0, 1] (the paper prints percentages). Conventions (spec section 5):
+
+* distances are Euclidean; every "nearest" is a stable sort on (distance, index), so ties go to the lower
+  index (of the sample, the prototype or the cohort);
+* labels are integers ``0 .. c-1``; ``c`` is the number of prototypes where prototypes are given, else
+  ``labels.max() + 1``; cohorts without samples are ignored (dropped from both graphs of S_c^(r), left
+  out of the minimum cohort size of S_n);
+* no n x n array is ever formed: S_s uses a kNN search, S_c blocks of samples x prototypes, S_n row blocks
+  of one cohort at a time.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .neighborhood import (
+    EXACT_MAX_DIM,
+    _as_matrix,
+    _block_rows,
+    _same_rows,
+    knn_indices,
+    sqdist_block,
+)
+
+__all__ = ["s_s", "s_c", "s_c_r", "s_n"]
+
+
+# --------------------------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------------------------
+
+def _as_labels(labels: object, n: int, n_cohorts: int | None = None) -> np.ndarray:
+    y = np.asarray(labels)
+    if y.ndim != 1:
+        raise ValueError(f"labels must be a 1-D array; got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"labels has {y.shape[0]} entries but the data have {n} rows")
+    if y.dtype == bool or not np.issubdtype(y.dtype, np.number):
+        raise ValueError(f"labels must be integers; got dtype {y.dtype}")
+    if not np.issubdtype(y.dtype, np.integer):
+        if not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
+            raise ValueError("labels must be integer-valued")
+    y = y.astype(np.int64)
+    if y.size and y.min() < 0:
+        raise ValueError(f"labels must be >= 0; got {y.min()}")
+    if n_cohorts is not None and y.size and y.max() >= n_cohorts:
+        raise ValueError(
+            f"labels must be < the number of prototypes ({n_cohorts}); got label {y.max()}"
+        )
+    return y
+
+
+def _as_prototypes(prototypes: object, Z: np.ndarray) -> np.ndarray:
+    P = _as_matrix("prototypes", prototypes)
+    if P.shape[1] != Z.shape[1]:
+        raise ValueError(
+            f"prototypes has {P.shape[1]} columns but Z has {Z.shape[1]}; prototypes must live in the "
+            "embedding space (c x k)"
+        )
+    return P
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------------------------------------
+# S_s and S_c
+# --------------------------------------------------------------------------------------------------------
+
+def s_s(Z: np.ndarray, labels: np.ndarray) -> float:
+    """Cohort separation S_s (Appendix G): leave-one-out 1-NN accuracy of the embedding.
+
+    ``S_s = mean_i [y_{nn(i)} = y_i]`` with ``nn(i)`` the nearest *other* sample to ``z_i`` (ties to the lower
+    index; a duplicate of ``z_i`` counts as its nearest neighbour). KD-tree / row-blocked kNN, no n x n array.
+    Needs at least 2 samples.
+    """
+    Z = _as_matrix("Z", Z)
+    y = _as_labels(labels, Z.shape[0])
+    if Z.shape[0] < 2:
+        raise ValueError("S_s needs at least 2 samples in Z")
+    nn = knn_indices(Z, 1)[:, 0]
+    return float(np.mean(y[nn] == y))
+
+
+def _nearest_rows(Z: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Index of the nearest row of P for every row of Z (ties to the lower index), in row blocks."""
+    out = np.empty(Z.shape[0], dtype=np.int64)
+    step = _block_rows(P.shape[0])
+    for s in range(0, Z.shape[0], step):
+        out[s:s + step] = np.argmin(sqdist_block(Z[s:s + step], P), axis=1)  # argmin: first minimum
+    return out
+
+
+def s_c(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray) -> float:
+    """Prototype positioning S_c (Appendix G): nearest-prototype accuracy.
+
+    A 1-NN classifier whose training set is the ``c`` prototypes (row ``j`` of ``prototypes`` (c, k) has
+    label ``j``) classifies every embedded sample: ``S_c = mean_i [argmin_j |z_i - p_j| = y_i]``, ties to the
+    lower prototype index. Not invariant to a global scale or shift of Z against the prototypes.
+    """
+    Z = _as_matrix("Z", Z)
+    P = _as_prototypes(prototypes, Z)
+    y = _as_labels(labels, Z.shape[0], P.shape[0])
+    return float(np.mean(_nearest_rows(Z, P) == y))
+
+
+# --------------------------------------------------------------------------------------------------------
+# S_c^(r), Eq. G.1
+# --------------------------------------------------------------------------------------------------------
+
+def _knn_graph(points: np.ndarray, kappa: int) -> np.ndarray:
+    """Delta(points, kappa) of Eq. G.1: A_ij = 1 iff j is among the kappa nearest other rows of row i
+    (stable on (distance, index)); returns the boolean A OR A^T (symmetric, zero diagonal). Small c only."""
+    c = points.shape[0]
+    D = sqdist_block(points, points)
+    np.fill_diagonal(D, np.inf)
+    nbrs = np.argsort(D, axis=1, kind="stable")[:, :kappa]
+    A = np.zeros((c, c), dtype=bool)
+    A[np.arange(c)[:, None], nbrs] = True
+    return A | A.T
+
+
+def s_c_r(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray, kappa: int = 2) -> float:
+    """Relative cohort positioning S_c^(r), Eq. G.1.
+
+    ``S_c^(r) = sum_ij (Delta_v o Delta_d)_ij / sum_ij (Delta_d)_ij`` where ``Delta_v`` is the kappa-NN graph
+    (``A_ij = 1`` iff j is among the kappa nearest of i, ``Delta = A OR A^T``, zero diagonal) of the
+    visualised cohort centres (mean of ``z_i`` over each cohort) and ``Delta_d`` the same graph of the
+    prototypes (c, k). Ties to the lower cohort index. Cohorts with no samples are dropped from both graphs;
+    if at most ``kappa + 1`` cohorts remain both graphs are complete and the score is 1.0. kappa = 2 in the
+    paper ("two effective neighbours").
+    """
+    Z = _as_matrix("Z", Z)
+    P = _as_prototypes(prototypes, Z)
+    c = P.shape[0]
+    y = _as_labels(labels, Z.shape[0], c)
+    kappa = _check_int("kappa", kappa, 1)
+    counts = np.bincount(y, minlength=c)
+    present = np.flatnonzero(counts > 0)
+    if present.size <= kappa + 1:
+        return 1.0
+    sums = np.zeros((c, Z.shape[1]))
+    np.add.at(sums, y, Z)
+    centres = sums[present] / counts[present, None]
+    delta_v = _knn_graph(centres, kappa)
+    delta_d = _knn_graph(P[present], kappa)
+    return float(np.sum(delta_v & delta_d) / np.sum(delta_d))
+
+
+# --------------------------------------------------------------------------------------------------------
+# S_n, Eq. G.2
+# --------------------------------------------------------------------------------------------------------
+
+@numba.njit(cache=True, nogil=True)
+def _stable_ranks_row(d: np.ndarray, order: np.ndarray, ranks: np.ndarray) -> None:  # pragma: no cover - jit
+    """ranks[m] = 0-based position of column m in the stable (value, column) order of row ``d``, given any
+    ``order`` that sorts ``d`` by value: runs of equal values are re-ordered by column."""
+    n = d.shape[0]
+    p = 0
+    while p < n:
+        q = p + 1
+        v = d[order[p]]
+        while q < n and d[order[q]] == v:
+            q += 1
+        if q - p > 1:  # a tie: insertion-sort the run's columns (runs are short in practice)
+            for a in range(p + 1, q):
+                c = order[a]
+                b = a
+                while b > p and order[b - 1] > c:
+                    order[b] = order[b - 1]
+                    b -= 1
+                order[b] = c
+        for a in range(p, q):
+            ranks[order[a]] = a
+        p = q
+
+
+@numba.njit(cache=True, nogil=True)
+def _overlap_hist_kernel(DX: np.ndarray, oX: np.ndarray, DZ: np.ndarray, oZ: np.ndarray,
+                         kbar: int, hist: np.ndarray) -> None:  # pragma: no cover - jit
+    """hist[t] += #{(r, m) : max(rank_X(m), rank_Z(m)) == t} for t < kbar (Eq. G.2 rank trick)."""
+    b, n = DX.shape
+    rX = np.empty(n, dtype=np.int64)
+    rZ = np.empty(n, dtype=np.int64)
+    for r in range(b):
+        _stable_ranks_row(DX[r], oX[r], rX)
+        _stable_ranks_row(DZ[r], oZ[r], rZ)
+        for m in range(n):
+            t = max(rX[m], rZ[m])
+            if t < kbar:
+                hist[t] += 1
+
+
+def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None = None) -> float:
+    """Intra-cohort neighbour preservation S_n, Eq. G.2.
+
+    For every sample i of cohort j, let NX_i (NZ_i) be the other members of cohort j sorted by distance to
+    x_i in the original space X (to z_i in the embedding Z), stable on (distance, index). Then
+
+    ``S_n = (1 / kbar) sum_{kappa=1..kbar} (1 / (l kappa)) sum_i |NX_i[:kappa] & NZ_i[:kappa]|``
+
+    with ``l`` the number of samples and ``kbar = floor(0.9 min_j n_j)`` (integer arithmetic, ``9 n // 10``;
+    ``n_j`` over the non-empty cohorts) unless ``kappa_max`` is given (1 <= kappa_max <= min_j n_j - 1).
+    Returns NaN when kbar = 0 (a cohort with a single sample). Computed with the rank trick: with 0-based
+    ranks r_X(m), r_Z(m) of member m, ``overlap_i(kappa) = #{m : max(r_X(m), r_Z(m)) < kappa}``; a histogram
+    of the maxima plus a cumulative sum gives every kappa. One cohort at a time in row blocks (memory
+    O(block n_j)). Inter-cohort neighbours are ignored by design.
+    """
+    X = _as_matrix("X", X)
+    Z = _as_matrix("Z", Z)
+    _same_rows("X", X, "Z", Z)
+    y = _as_labels(labels, X.shape[0])
+    l = X.shape[0]
+    counts = np.bincount(y)
+    present = np.flatnonzero(counts > 0)
+    min_n = int(counts[present].min())
+    if kappa_max is None:
+        kbar = (9 * min_n) // 10
+    else:
+        kbar = _check_int("kappa_max", kappa_max, 1)
+        if kbar > min_n - 1:
+            raise ValueError(
+                f"kappa_max ({kbar}) must be <= the smallest cohort size minus one ({min_n - 1})"
+            )
+    if kbar == 0:
+        return float("nan")
+
+    hist = np.zeros(kbar, dtype=np.int64)  # hist[t] = #(i, m) pairs with max(r_X, r_Z) == t
+    order = np.argsort(y, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    for j in present:
+        members = order[bounds[j]:bounds[j + 1]]  # ascending sample index, so local ties = global ties
+        Xj, Zj = X[members], Z[members]
+        nj = members.size
+        Xsq = np.einsum("ij,ij->i", Xj, Xj) if Xj.shape[1] > EXACT_MAX_DIM else None
+        step = _block_rows(nj)
+        for s in range(0, nj, step):
+            rows = np.arange(s, min(nj, s + step))
+            DX = sqdist_block(Xj[rows], Xj, B_sqnorm=Xsq)
+            DZ = sqdist_block(Zj[rows], Zj)
+            DX[np.arange(rows.size), rows] = np.inf  # self sorts last: rank nj - 1 >= kbar, never counted
+            DZ[np.arange(rows.size), rows] = np.inf
+            # fast (unstable) argsort; the kernel restores the (distance, index) order inside tied runs
+            _overlap_hist_kernel(DX, np.argsort(DX, axis=1), DZ, np.argsort(DZ, axis=1), kbar, hist)
+    overlap = np.cumsum(hist)  # overlap[kappa - 1] = sum_i overlap_i(kappa)
+    kappas = np.arange(1, kbar + 1, dtype=np.float64)
+    return float(np.mean(overlap / (l * kappas)))

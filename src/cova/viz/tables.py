@@ -1,0 +1,43 @@
+"""Score tables: machine-readable CSV (fractions) and a readable HTML table (percentages, one decimal)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+
+from ..io import write_text_atomic
+
+ID_COLUMNS = ["dataset", "inputs", "method_entry", "method", "inputs_id", "params_id", "n_samples", "n_cohorts"]
+SCORE_COLUMNS = ["s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity"]
+
+
+def scores_table(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per scored embedding, sorted by dataset, inputs and method entry (stable across runs)."""
+    table = pd.DataFrame.from_records(records)
+    missing = [c for c in ID_COLUMNS + SCORE_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"score records lack the fields {missing}")
+    return table[ID_COLUMNS + SCORE_COLUMNS].sort_values(["dataset", "inputs", "method_entry"], kind="stable",
+                                                         ignore_index=True)
+
+
+def write_csv_atomic(table: pd.DataFrame, path: str | os.PathLike) -> None:
+    """CSV with scores as fractions, six decimals, ``\\n`` line ends (byte-identical for identical results)."""
+    write_text_atomic(path, table.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+
+
+def write_html_atomic(table: pd.DataFrame, path: str | os.PathLike, title: str = "Scores") -> None:
+    """A standalone HTML page with the scores as percentages (one decimal)."""
+    shown = table.copy()
+    for c in SCORE_COLUMNS:
+        shown[c] = (100 * shown[c]).map(lambda v: f"{v:.1f}")
+    html = shown.to_html(index=False, border=0, classes="scores", escape=True)
+    page = (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{title}</title><style>"
+            "body{font-family:sans-serif} table.scores{border-collapse:collapse}"
+            "table.scores td,table.scores th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
+            f"</style></head><body><h1>{title}</h1><p>Scores in percent (S_c aligned: after a similarity "
+            "Procrustes fit of the cohort centres to the prototypes; T/C: trustworthiness/continuity).</p>"
+            f"{html}</body></html>\n")
+    write_text_atomic(path, page)

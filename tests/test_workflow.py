@@ -1,0 +1,122 @@
+"""End-to-end: the Snakemake workflow on config/ci.yaml in temporary directories.
+
+Checks that the DAG builds and lints, that every output exists, that two independent runs give byte-identical
+score tables, that changing one method parameter re-runs only what depends on it, and that the HTML report
+holds every figure and table.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+pytestmark = pytest.mark.slow
+
+
+def make_workdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "Snakefile", path / "Snakefile")
+    shutil.copy(ROOT / "config.yaml", path / "config.yaml")
+    shutil.copy(ROOT / "environment.yml", path / "environment.yml")
+    shutil.copytree(ROOT / "workflow", path / "workflow")
+    shutil.copytree(ROOT / "config", path / "config")
+    return path
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def planned_jobs(output: str) -> dict[str, int]:
+    """Rule -> count from the 'Job stats' table of a dry run."""
+    counts: dict[str, int] = {}
+    block = output.split("Job stats:", 1)[1] if "Job stats:" in output else ""
+    for line in block.splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)\s*$", line.strip())
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    workdir = make_workdir(tmp_path_factory.mktemp("run1"))
+    snakemake(workdir, "--configfile", "config/ci.yaml")
+    return workdir
+
+
+def test_dry_run_lists_the_dag(tmp_path):
+    workdir = make_workdir(tmp_path)
+    proc = snakemake(workdir, "-n", "--configfile", "config/ci.yaml")
+    jobs = planned_jobs(proc.stdout + proc.stderr)
+    config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
+    n_runs = sum(len(r["methods"]) for r in config["runs"])
+    assert jobs["dataset"] == len(config["datasets"])
+    assert jobs["embed"] == n_runs and jobs["score"] == n_runs and jobs["scatter"] == n_runs
+    assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1
+
+
+def test_lint_reports_nothing(tmp_path):
+    workdir = make_workdir(tmp_path)
+    proc = subprocess.run([SNAKEMAKE, "--lint"], cwd=workdir, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr
+
+
+def test_outputs_exist(first_run):
+    assert (first_run / "results/paper/cova/fig1.png").stat().st_size > 10_000
+    table = (first_run / "results/tables/scores.csv").read_text().splitlines()
+    config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
+    assert len(table) - 1 == sum(len(r["methods"]) for r in config["runs"])
+    assert len(list(first_run.glob("results/*/*/*/*/scatter.png"))) == len(table) - 1
+    assert list(first_run.glob("results/**/.*.npz")) == []  # no temporary file left behind
+
+
+def test_two_runs_give_identical_scores(first_run, tmp_path):
+    second = make_workdir(tmp_path / "run2")
+    snakemake(second, "--configfile", "config/ci.yaml")
+    a = (first_run / "results/tables/scores.csv").read_bytes()
+    b = (second / "results/tables/scores.csv").read_bytes()
+    assert a == b
+
+
+def test_changing_a_parameter_reruns_only_its_dependents(first_run):
+    assert planned_jobs(snakemake(first_run, "-n", "--configfile", "config/ci.yaml").stdout) == {}
+    config = yaml.safe_load((first_run / "config/ci.yaml").read_text())
+    config["methods"]["e1_a0.1"]["params"]["alpha"] = 0.2
+    (first_run / "changed.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
+    runs_with_e1 = sum("e1_a0.1" in r["methods"] for r in config["runs"])
+    assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scatter": runs_with_e1,
+                    "scores_table": 1, "cova_fig1": 1}
+
+
+def test_report_holds_every_figure_and_table(first_run):
+    snakemake(first_run, "--configfile", "config/ci.yaml", "--report", "results/report.html")
+    html = (first_run / "results/report.html").read_text(errors="replace")
+    assert "fig1.png" in html
+    assert "scores.csv" in html and "scores.html" in html
+    assert html.count("scatter.png") >= 1
+
+
+def test_invalid_config_stops_with_a_named_key(first_run):
+    config = yaml.safe_load((first_run / "config/ci.yaml").read_text())
+    config["methods"]["tsne"]["method"] = "tsme"
+    (first_run / "bad.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.run([SNAKEMAKE, "-n", "--cores", "1", "--configfile", "bad.yaml"], cwd=first_run,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "methods.tsne.method" in out and "'tsne'" in out

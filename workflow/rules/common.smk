@@ -1,0 +1,22 @@
+# Helpers shared by the rules: wildcard constraints and the JSON handed to each step.
+
+
+wildcard_constraints:
+    dataset="[A-Za-z0-9_.-]+",
+    inputs_id="[A-Za-z0-9_.-]+",
+    method="[a-z0-9_]+",
+    params_id="[A-Za-z0-9_.-]+",
+
+
+ENV = "../../environment.yml"
+
+
+def as_json(obj):
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def method_resource(name, default):
+    def get(wildcards):
+        return PLAN.method_job(wildcards.method, wildcards.params_id).resources.get(name, default)
+
+    return get

@@ -1,0 +1,22 @@
+# Method inputs: kNN weight graph W, cohort confidences R, prototypes (cova.inputs.build_inputs).
+
+
+rule inputs:
+    input:
+        "data/processed/{dataset}.npz",
+    output:
+        "results/{dataset}/{inputs_id}/inputs.npz",
+    params:
+        spec=lambda wc: as_json(PLAN.inputs_spec(wc.inputs_id)),
+        seed=PLAN.seed,
+    log:
+        "results/logs/inputs/{dataset}/{inputs_id}.log",
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    shell:
+        "{PY} -m cova inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
+        " --out {output} 2> {log}"

@@ -1,0 +1,32 @@
+# Paper figures and tables (results/paper/{paper}/...). Only the experiments configured under `paper:` exist.
+
+FIG1 = config.get("paper", {}).get("cova", {}).get("fig1")
+
+if FIG1:
+
+    rule cova_fig1:
+        input:
+            data=PLAN.dataset_path(FIG1["dataset"]),
+            inputs=f"results/{FIG1['dataset']}/{PLAN.inputs_ids[FIG1['inputs']]}/inputs.npz",
+            cova=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["cova"]) + "/embedding.npz",
+            cova_scores=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["cova"]) + "/scores.json",
+            tsne=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["tsne"]) + "/embedding.npz",
+            tsne_scores=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["tsne"]) + "/scores.json",
+        output:
+            report(
+                "results/paper/cova/fig1.png",
+                caption="../report/cova_fig1.rst",
+                category="Paper: COVA",
+                labels={"figure": "Fig. 1"},
+            ),
+        log:
+            "results/logs/paper/cova_fig1.log",
+        conda:
+            ENV
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        shell:
+            "{PY} -m cova fig1 --dataset {input.data} --inputs {input.inputs} --cova {input.cova}"
+            " --cova-scores {input.cova_scores} --tsne {input.tsne} --tsne-scores {input.tsne_scores}"
+            " --out {output} 2> {log}"
