@@ -6,7 +6,9 @@
 # cova.config maps config entries to wildcard values and output paths.
 
 import json
+import os
 import sys
+from pathlib import Path
 
 from cova.config import Plan, validate_config
 
@@ -14,9 +16,15 @@ from cova.config import Plan, validate_config
 configfile: "config.yaml"
 
 
-validate_config(config, workflow.basedir + "/workflow/schemas/config.schema.yaml")
+envvars:
+    "PATH",
+
+
+validate_config(config, Path(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 PLAN = Plan(config)
-PY = sys.executable
+# Jobs run `python -m cova ...` with the interpreter that runs Snakemake (e.g. .venv/bin), unless a
+# --sdm conda environment puts its own python first.
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 
 report: "workflow/report/workflow.rst"

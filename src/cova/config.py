@@ -163,6 +163,16 @@ class Plan:
     def run_dirs(self) -> list[str]:
         return [self.run_dir(*r) for r in self.runs()]
 
+    def run_file(self, dataset: str, inputs: str, entry: str, filename: str) -> str:
+        return f"{self.run_dir(dataset, inputs, entry)}/{filename}"
+
+    def run_files(self, filename: str) -> list[str]:
+        """``filename`` (``scores.json``, ``scatter.png``, ...) in every run directory."""
+        return [self.run_file(*r, filename) for r in self.runs()]
+
+    def inputs_file(self, dataset: str, inputs: str) -> str:
+        return f"results/{dataset}/{self.inputs_ids[inputs]}/inputs.npz"
+
     def paper_targets(self) -> list[str]:
         targets = []
         if self.config.get("paper", {}).get("cova", {}).get("fig1"):
@@ -170,6 +180,5 @@ class Plan:
         return targets
 
     def all_targets(self) -> list[str]:
-        dirs = self.run_dirs()
-        return ([f"{d}/scatter.png" for d in dirs] + ["results/tables/scores.csv", "results/tables/scores.html"]
+        return (self.run_files("scatter.png") + ["results/tables/scores.csv", "results/tables/scores.html"]
                 + self.paper_targets())

@@ -15,5 +15,5 @@ rule dataset:
         mem_mb=2000,
         runtime=30,
     shell:
-        "{PY} -m cova dataset --name {wildcards.dataset} --loader {params.loader}"
+        "python -m cova dataset --name {wildcards.dataset} --loader {params.loader}"
         " --params {params.loader_params:q} --out {output} 2> {log}"

@@ -18,5 +18,5 @@ rule inputs:
         mem_mb=4000,
         runtime=60,
     shell:
-        "{PY} -m cova inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
+        "python -m cova inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
         " --out {output} 2> {log}"

@@ -19,5 +19,5 @@ rule embed:
         mem_mb=method_resource("mem_mb", 4000),
         runtime=method_resource("runtime", 120),
     shell:
-        "{PY} -m cova embed --dataset {input.data} --inputs {input.inputs} --method {wildcards.method}"
+        "python -m cova embed --dataset {input.data} --inputs {input.inputs} --method {wildcards.method}"
         " --params {params.method_params:q} --seed {params.seed} --out {output} 2> {log}"

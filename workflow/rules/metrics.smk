@@ -28,7 +28,7 @@ rule score:
         mem_mb=4000,
         runtime=60,
     shell:
-        "{PY} -m cova score --dataset {input.data} --inputs {input.inputs} --embedding {input.embedding}"
+        "python -m cova score --dataset {input.data} --inputs {input.inputs} --embedding {input.embedding}"
         " --metrics {params.metrics:q} --ids {params.ids:q} --out {output} 2> {log}"
 
 
@@ -56,13 +56,13 @@ rule scatter:
         mem_mb=2000,
         runtime=10,
     shell:
-        "{PY} -m cova scatter --dataset {input.data} --inputs {input.inputs} --embedding {input.embedding}"
+        "python -m cova scatter --dataset {input.data} --inputs {input.inputs} --embedding {input.embedding}"
         " --scores {input.scores} --title {params.title:q} --out {output} 2> {log}"
 
 
 rule scores_table:
     input:
-        [f"{d}/scores.json" for d in PLAN.run_dirs()],
+        PLAN.run_files("scores.json"),
     output:
         csv=report(
             "results/tables/scores.csv",
@@ -84,4 +84,4 @@ rule scores_table:
         mem_mb=1000,
         runtime=5,
     shell:
-        "{PY} -m cova table --scores {input} --csv {output.csv} --html {output.html} 2> {log}"
+        "python -m cova table --scores {input} --csv {output.csv} --html {output.html} 2> {log}"

@@ -7,11 +7,11 @@ if FIG1:
     rule cova_fig1:
         input:
             data=PLAN.dataset_path(FIG1["dataset"]),
-            inputs=f"results/{FIG1['dataset']}/{PLAN.inputs_ids[FIG1['inputs']]}/inputs.npz",
-            cova=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["cova"]) + "/embedding.npz",
-            cova_scores=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["cova"]) + "/scores.json",
-            tsne=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["tsne"]) + "/embedding.npz",
-            tsne_scores=PLAN.run_dir(FIG1["dataset"], FIG1["inputs"], FIG1["tsne"]) + "/scores.json",
+            inputs=PLAN.inputs_file(FIG1["dataset"], FIG1["inputs"]),
+            cova=PLAN.run_file(FIG1["dataset"], FIG1["inputs"], FIG1["cova"], "embedding.npz"),
+            cova_scores=PLAN.run_file(FIG1["dataset"], FIG1["inputs"], FIG1["cova"], "scores.json"),
+            tsne=PLAN.run_file(FIG1["dataset"], FIG1["inputs"], FIG1["tsne"], "embedding.npz"),
+            tsne_scores=PLAN.run_file(FIG1["dataset"], FIG1["inputs"], FIG1["tsne"], "scores.json"),
         output:
             report(
                 "results/paper/cova/fig1.png",
@@ -27,6 +27,6 @@ if FIG1:
             mem_mb=2000,
             runtime=10,
         shell:
-            "{PY} -m cova fig1 --dataset {input.data} --inputs {input.inputs} --cova {input.cova}"
+            "python -m cova fig1 --dataset {input.data} --inputs {input.inputs} --cova {input.cova}"
             " --cova-scores {input.cova_scores} --tsne {input.tsne} --tsne-scores {input.tsne_scores}"
             " --out {output} 2> {log}"

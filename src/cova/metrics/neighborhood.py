@@ -7,7 +7,8 @@ Conventions shared by every metric of :mod:`cova.metrics` (spec section 5):
 
 * distances are Euclidean; neighbours are ranked by squared distance, which gives the same order;
 * ties are broken by the lower sample index, i.e. the order is a stable sort on ``(distance, index)``;
-* a sample is never its own neighbour;
+* a sample is never its own neighbour (a duplicate of it is an ordinary neighbour at distance 0);
+* low-dimensional kNN (at most :data:`KDTREE_MAX_DIM` columns) uses a KD-tree plus an exact tie repair;
 * for data with at most :data:`EXACT_MAX_DIM` columns squared distances are computed exactly as
   ``sum_j (a_j - b_j)^2`` (so duplicated points are exact ties); above that they use the BLAS expansion
   ``|a|^2 + |b|^2 - 2 a.b`` (clipped at 0), whose rounding can split exact ties.
@@ -172,7 +173,9 @@ def sqdist_block(A: np.ndarray, B: np.ndarray, B_sqnorm: np.ndarray | None = Non
 
 
 class _Blocks:
-    """Iterate over row blocks of ``A`` against all of ``A``: yields (start, stop, squared distance block)."""
+    """Row blocks of ``A`` (all rows, or ``rows``) against all of ``A``.
+
+    Yields ``(start, stop, row_indices, squared_distance_block)`` with start/stop positions in ``rows``."""
 
     def __init__(self, A: np.ndarray, rows: np.ndarray | None = None):
         self.A = A
