@@ -100,7 +100,7 @@ def test_changing_a_parameter_reruns_only_its_dependents(first_run):
     jobs = planned_jobs(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
     runs_with_e1 = sum("e1_a0.1" in r["methods"] for r in config["runs"])
     assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scatter": runs_with_e1,
-                    "scores_table": 1, "cova_fig1": 1}
+                    "scores_table": 1, "cova_fig1": 1, "all": 1}
 
 
 def test_report_holds_every_figure_and_table(first_run):
