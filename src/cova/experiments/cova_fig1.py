@@ -25,12 +25,11 @@ def render_fig1(dataset: str | os.PathLike, inputs: str | os.PathLike, cova: str
     inp = Inputs.load(dataset, inputs)
     c = inp.n_cohorts
     with np.load(cova, allow_pickle=False) as f:
-        Zc = f["Z"]
+        Zc, alpha = f["Z"], json.loads(str(f["params"]))["alpha"]
     with np.load(tsne, allow_pickle=False) as f:
         Zt = f["Z"]
     sc = json.loads(Path(cova_scores).read_text())
     st = json.loads(Path(tsne_scores).read_text())
-    alpha = json.loads(str(np.load(cova, allow_pickle=False)["params"]))["alpha"]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.8), dpi=110)
     plot_cohorts(axes[0], inp.X[:, :2], inp.labels, c, inp.prototypes)
     axes[0].set_title("(a) original data and prototypes", fontsize=10)

@@ -1,0 +1,47 @@
+"""Figures and tables are written completely and atomically, with the documented formats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cova.viz.scatter import cohort_colours, format_scores, save_scatter_figure
+from cova.viz.tables import ID_COLUMNS, SCORE_COLUMNS, scores_table, write_csv_atomic, write_html_atomic
+
+
+def record(dataset, entry, value):
+    ids = {"dataset": dataset, "inputs": "in", "method_entry": entry, "method": "pca", "inputs_id": "in-1",
+           "params_id": f"{entry}-2", "n_samples": 10, "n_cohorts": 2}
+    return {**ids, **{c: value for c in SCORE_COLUMNS}}
+
+
+def test_scores_table_sorted_and_formatted(tmp_path):
+    table = scores_table([record("b", "x", 0.5), record("a", "y", 1 / 3), record("a", "x", 1.0)])
+    assert list(table.columns) == ID_COLUMNS + SCORE_COLUMNS
+    assert list(zip(table.dataset, table.method_entry)) == [("a", "x"), ("a", "y"), ("b", "x")]
+    write_csv_atomic(table, tmp_path / "s.csv")
+    lines = (tmp_path / "s.csv").read_text().splitlines()
+    assert lines[2].endswith("0.333333")
+    write_html_atomic(table, tmp_path / "s.html")
+    assert "33.3" in (tmp_path / "s.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv", "s.html"]
+
+
+def test_scores_table_rejects_incomplete_records():
+    bad = record("a", "x", 0.5)
+    del bad["s_n"]
+    with pytest.raises(ValueError, match="s_n"):
+        scores_table([bad])
+
+
+def test_scatter_png_and_colours(tmp_path):
+    rng = np.random.default_rng(0)
+    Z, labels = rng.normal(size=(50, 2)), np.arange(50) % 3
+    save_scatter_figure(tmp_path / "f.png", Z, labels, ["a", "b", "c"], prototypes=np.eye(3, 2),
+                        scores={"s_n": 0.5, "s_s": 1.0}, title="t")
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(list(tmp_path.iterdir())) == 1
+    assert format_scores({"s_n": 0.8123, "s_c": 1.0}) == "S_n 81.2  S_c 100.0"
+    for c in (3, 15, 40):
+        colours = cohort_colours(c)
+        assert colours.shape == (c, 4) and len({tuple(x) for x in colours}) == c
