@@ -109,61 +109,33 @@ def cmd_fig1(a: argparse.Namespace) -> None:
     render_fig1(a.dataset, a.inputs, a.cova, a.cova_scores, a.tsne, a.tsne_scores, a.out)
 
 
+STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
+    # step: (help, function, required options, optional options with defaults)
+    "dataset": ("build data/processed/{dataset}.npz", cmd_dataset, ["name", "loader", "out"], {"params": "{}"}),
+    "inputs": ("build W, R and prototypes", cmd_inputs, ["dataset", "spec", "out"], {"seed": "0"}),
+    "embed": ("run one method", cmd_embed, ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0"}),
+    "score": ("score one embedding", cmd_score, ["dataset", "inputs", "embedding", "out"],
+              {"metrics": "{}", "ids": "{}"}),
+    "scatter": ("cohort scatter plot of one embedding", cmd_scatter,
+                ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
+    "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),
+    "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
+             ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cova", description=__doc__)
     sub = p.add_subparsers(dest="step", required=True)
-
-    s = sub.add_parser("dataset", help="build data/processed/{dataset}.npz")
-    s.add_argument("--name", required=True)
-    s.add_argument("--loader", required=True)
-    s.add_argument("--params", default="{}")
-    s.add_argument("--out", required=True)
-    s.set_defaults(func=cmd_dataset)
-
-    s = sub.add_parser("inputs", help="build W, R and prototypes")
-    s.add_argument("--dataset", required=True)
-    s.add_argument("--spec", required=True)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", required=True)
-    s.set_defaults(func=cmd_inputs)
-
-    s = sub.add_parser("embed", help="run one method")
-    s.add_argument("--dataset", required=True)
-    s.add_argument("--inputs", required=True)
-    s.add_argument("--method", required=True)
-    s.add_argument("--params", default="{}")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--out", required=True)
-    s.set_defaults(func=cmd_embed)
-
-    s = sub.add_parser("score", help="score one embedding")
-    s.add_argument("--dataset", required=True)
-    s.add_argument("--inputs", required=True)
-    s.add_argument("--embedding", required=True)
-    s.add_argument("--metrics", default="{}")
-    s.add_argument("--ids", default="{}", help="JSON identifying the run, copied into the record")
-    s.add_argument("--out", required=True)
-    s.set_defaults(func=cmd_score)
-
-    s = sub.add_parser("scatter", help="cohort scatter plot of one embedding")
-    s.add_argument("--dataset", required=True)
-    s.add_argument("--inputs", required=True)
-    s.add_argument("--embedding", required=True)
-    s.add_argument("--scores", required=True)
-    s.add_argument("--title", default="")
-    s.add_argument("--out", required=True)
-    s.set_defaults(func=cmd_scatter)
-
-    s = sub.add_parser("table", help="aggregate scores.json files")
-    s.add_argument("--scores", nargs="+", required=True)
-    s.add_argument("--csv", required=True)
-    s.add_argument("--html", required=True)
-    s.set_defaults(func=cmd_table)
-
-    s = sub.add_parser("fig1", help="COVA Fig. 1 analogue")
-    for name in ("dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"):
-        s.add_argument(f"--{name}", required=True)
-    s.set_defaults(func=cmd_fig1)
+    for step, (help_text, func, required, optional) in STEPS.items():
+        s = sub.add_parser(step, help=help_text)
+        for name in required:
+            s.add_argument(f"--{name}", required=True)
+        for name, default in optional.items():
+            s.add_argument(f"--{name}", default=default, type=int if name == "seed" else str)
+        if step == "table":
+            s.add_argument("--scores", nargs="+", required=True)
+        s.set_defaults(func=func)
     return p
 
 

@@ -79,6 +79,18 @@ def _sqdist_exact_kernel(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
             out[r, m] = acc
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _insert_sorted(bd: np.ndarray, bi: np.ndarray, p: int, v: float, m: int) -> None:  # pragma: no cover - jit
+    """Insert (v, m) into the sorted prefix bd[:p+1] from position p down; strict shifts keep equal values in
+    arrival order."""
+    while p > 0 and bd[p - 1] > v:
+        bd[p] = bd[p - 1]
+        bi[p] = bi[p - 1]
+        p -= 1
+    bd[p] = v
+    bi[p] = m
+
+
 @numba.njit(cache=True, nogil=True)
 def _knn_block_kernel(D: np.ndarray, self_cols: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - jit
     """The k smallest entries of each row of D (skipping column self_cols[r]), in (value, column) order."""
@@ -88,34 +100,18 @@ def _knn_block_kernel(D: np.ndarray, self_cols: np.ndarray, k: int) -> np.ndarra
     bi = np.empty(k, dtype=np.int64)
     for r in range(b):
         s = self_cols[r]
-        # columns arrive in increasing order and the shifts below are strict, so among equal values the
-        # earlier (lower) column stays first, and a later equal value never displaces a kept one
+        # columns arrive in increasing order and the shifts are strict, so among equal values the earlier
+        # (lower) column stays first, and a later equal value never displaces a kept one
         cnt = 0
         m = 0
         while cnt < k:
             if m != s:
-                v = D[r, m]
-                p = cnt
-                while p > 0 and bd[p - 1] > v:
-                    bd[p] = bd[p - 1]
-                    bi[p] = bi[p - 1]
-                    p -= 1
-                bd[p] = v
-                bi[p] = m
+                _insert_sorted(bd, bi, cnt, D[r, m], m)
                 cnt += 1
             m += 1
-        worst = bd[k - 1]
         for mm in range(m, n):
-            v = D[r, mm]
-            if v < worst and mm != s:
-                p = k - 1
-                while p > 0 and bd[p - 1] > v:
-                    bd[p] = bd[p - 1]
-                    bi[p] = bi[p - 1]
-                    p -= 1
-                bd[p] = v
-                bi[p] = mm
-                worst = bd[k - 1]
+            if D[r, mm] < bd[k - 1] and mm != s:
+                _insert_sorted(bd, bi, k - 1, D[r, mm], mm)
         for q in range(k):
             out[r, q] = bi[q]
     return out
