@@ -8,7 +8,9 @@ import scipy.sparse as sp
 
 from cova.methods import CovaE1
 from cova.methods.cova import e1_objective, e1_system
-from cova.objectives import o_dist_c, o_dist_l
+from cova.objectives import (kl_repulsion, o_dist_c, o_dist_l, o_kl_c, o_kl_l, o_kl_l_conditional,
+                             objective_on_projection, project_gradient)
+from cova.objectives.local import CONDITIONAL_MAX_SAMPLES
 
 
 def fd_gradient(f, Z, eps=1e-6):
@@ -107,3 +109,193 @@ def test_e1_rejects_bad_parameters(toy_inputs):
         CovaE1(alpha=1.5).fit(toy_inputs)
     with pytest.raises(ValueError, match="solver"):
         CovaE1(solver="magic").fit(toy_inputs)
+
+
+# --------------------------------------------------------------------------------------------------------
+# KL objectives and projection forms (spec §3.1, §10.A.1, typos T3, T11)
+# --------------------------------------------------------------------------------------------------------
+
+def dense_q(Z):
+    D2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    Q = 1.0 / (1.0 + D2)
+    np.fill_diagonal(Q, 0.0)
+    return Q
+
+
+def relation_features(X, k_tilde=12, seed=4):
+    """Gaussian relation features F (l×k̃) to k̃ random sample prototypes, σ = median distance (spec §2.5)."""
+    rng = np.random.default_rng(seed)
+    Qp = X[rng.choice(len(X), k_tilde, replace=False)]
+    D2 = ((X[:, None, :] - Qp[None, :, :]) ** 2).sum(-1)
+    return np.exp(-D2 / (2 * np.median(D2)))
+
+
+@pytest.fixture
+def Z40():
+    return np.random.default_rng(5).normal(size=(40, 2))
+
+
+def test_o_kl_c_value_and_gradient(toy_inputs, Z40):
+    inp = toy_inputs
+    value, grad = o_kl_c(Z40, inp.R, inp.prototypes)
+    T = np.array([[1.0 / (1.0 + np.sum((Z40[i] - inp.prototypes[j]) ** 2)) for j in range(4)] for i in range(40)])
+    brute = sum(inp.R[i, j] * np.log(inp.R[i, j] / (T[i, j] / T.sum())) for i in range(40) for j in range(4))
+    assert value == pytest.approx(brute, rel=1e-12)
+    fd = fd_gradient(lambda z: o_kl_c(z, inp.R, inp.prototypes)[0], Z40)
+    assert rel_err(grad, fd) < 1e-6
+
+
+def test_o_kl_c_zero_confidences(toy_inputs, Z40):
+    """0·ln 0 = 0: zero entries of R leave value and gradient finite and consistent."""
+    R = toy_inputs.R.copy()
+    R[::3, 1:] = 0.0
+    R /= R.sum()
+    value, grad = o_kl_c(Z40, R, toy_inputs.prototypes)
+    assert np.isfinite(value)
+    fd = fd_gradient(lambda z: o_kl_c(z, R, toy_inputs.prototypes)[0], Z40)
+    assert rel_err(grad, fd) < 1e-6
+
+
+def test_o_kl_c_uses_normalised_t_of_a8(toy_inputs, Z40):
+    """Spec T11: Eq. 8 as printed (t unnormalised inside the log) has a different, purely attractive gradient;
+    o_kl_c implements the normalised A.8 form."""
+    inp = toy_inputs
+    P = inp.prototypes
+
+    def unnormalised(z):
+        D2 = ((z[:, None, :] - P[None, :, :]) ** 2).sum(-1)
+        T = 1.0 / (1.0 + D2)
+        H = inp.R * T
+        return float(np.sum(inp.R * np.log(inp.R / T))), 2 * (H.sum(1)[:, None] * z - H @ P)
+
+    _, g_unnorm = unnormalised(Z40)
+    assert rel_err(g_unnorm, fd_gradient(lambda z: unnormalised(z)[0], Z40)) < 1e-6  # a valid gradient ...
+    _, g = o_kl_c(Z40, inp.R, P)
+    assert rel_err(g_unnorm, g) > 0.1  # ... of a different objective
+
+
+def dense_kl_l(Z, W):
+    Wd = W.toarray()
+    Q = dense_q(Z)
+    return sum(Wd[i, j] * np.log(Wd[i, j] / (Q[i, j] / Q.sum()))
+               for i in range(len(Z)) for j in range(len(Z)) if Wd[i, j] > 0)
+
+
+def test_o_kl_l_value_and_gradient(toy_inputs, Z40):
+    W = toy_inputs.W
+    value, grad = o_kl_l(Z40, W)
+    assert value == pytest.approx(dense_kl_l(Z40, W), rel=1e-12)
+    Q = dense_q(Z40)
+    G = (W.toarray() - Q / Q.sum()) * Q
+    assert np.allclose(grad, 4 * (np.diag(G.sum(1)) - G) @ Z40, rtol=0, atol=1e-13 * np.abs(grad).max())
+    fd = fd_gradient(lambda z: o_kl_l(z, W)[0], Z40)
+    assert rel_err(grad, fd) < 1e-6
+
+
+@pytest.mark.parametrize("block_size", [1, 7, 13])
+def test_o_kl_l_blocked_equals_single_block(toy_inputs, Z40, block_size):
+    v1, g1 = o_kl_l(Z40, toy_inputs.W, block_size=40)
+    vb, gb = o_kl_l(Z40, toy_inputs.W, block_size=block_size)
+    assert abs(vb - v1) <= 1e-12 * abs(v1)
+    assert np.abs(gb - g1).max() <= 1e-12 * np.abs(g1).max()
+
+
+def test_o_kl_l_never_builds_an_l_by_l_array():
+    import tracemalloc
+
+    from conftest import random_graph
+    l = 3000
+    rng = np.random.default_rng(6)
+    W = random_graph(l, 5, rng)
+    Z = rng.normal(size=(l, 2))
+    tracemalloc.start()
+    try:
+        o_kl_l(Z, W, block_size=100)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < l * l * 8 / 8  # an l×l float64 array alone is 72 MB; the blocks are 2.4 MB
+
+
+def test_kl_repulsion_matches_dense(Z40):
+    sum_q, rep = kl_repulsion(Z40)
+    Q = dense_q(Z40)
+    Q2 = Q * Q
+    assert sum_q == pytest.approx(Q.sum(), rel=1e-13)
+    np.testing.assert_allclose(rep, Q2.sum(1)[:, None] * Z40 - Q2 @ Z40, rtol=1e-12, atol=1e-15)
+
+
+def test_o_kl_l_rejects_unknown_method(toy_inputs, Z40):
+    with pytest.raises(ValueError, match="method"):
+        o_kl_l(Z40, toy_inputs.W, method="barnes-hut-someday")
+
+
+@pytest.mark.parametrize("isolate", [False, True])
+def test_o_kl_l_conditional_value_and_gradient(toy_inputs, Z40, isolate):
+    W = toy_inputs.W.tolil()
+    if isolate:  # an isolated sample: its column carries no distribution
+        W[0, :] = 0
+        W[:, 0] = 0
+    W = sp.csr_matrix(W)
+    W = W / W.sum()
+    value, grad = o_kl_l_conditional(Z40, W)
+    Wd = W.toarray()
+    Q = dense_q(Z40)
+    brute = 0.0
+    for j in range(40):
+        if Wd[:, j].sum() == 0:
+            continue
+        for i in range(40):
+            p = Wd[i, j] / Wd[:, j].sum()
+            if p > 0:
+                brute += p * np.log(p / (Q[i, j] / Q[:, j].sum()))
+    assert value == pytest.approx(brute, rel=1e-12)
+    fd = fd_gradient(lambda z: o_kl_l_conditional(z, W)[0], Z40)
+    assert rel_err(grad, fd) < 1e-6
+
+
+def test_o_kl_l_conditional_size_guard():
+    l = CONDITIONAL_MAX_SAMPLES + 1
+    with pytest.raises(ValueError, match="5,000"):
+        o_kl_l_conditional(np.zeros((l, 2)), sp.csr_matrix((l, l)))
+
+
+def _objectives(inp):
+    return {
+        "dist_c": (o_dist_c, (inp.R, inp.prototypes)),
+        "dist_l": (o_dist_l, (inp.W,)),
+        "kl_c": (o_kl_c, (inp.R, inp.prototypes)),
+        "kl_l": (o_kl_l, (inp.W,)),
+    }
+
+
+@pytest.mark.parametrize("name", ["dist_c", "dist_l", "kl_c", "kl_l"])
+def test_projection_gradients(toy_inputs, name):
+    """Grad_U = Fᵀ·Grad_Z(FU) against central differences in U (l = 40, c = 4, k = 2, k̃ = 12)."""
+    inp = toy_inputs
+    obj, args = _objectives(inp)[name]
+    F = relation_features(inp.X)
+    U = np.linalg.qr(np.random.default_rng(7).normal(size=(12, 2)))[0]
+    value, grad_U = objective_on_projection(obj, F, U, *args)
+    assert value == obj(F @ U, *args)[0]
+    np.testing.assert_array_equal(grad_U, project_gradient(F, obj(F @ U, *args)[1]))
+    fd = fd_gradient(lambda u: obj(F @ u, *args)[0], U)
+    assert rel_err(grad_U, fd) < 1e-6
+
+
+def test_table_a2_kl_l_corrected_form_and_literal_a44_fails(toy_inputs):
+    """Spec T3: the corrected Table A.2 row 4Fᵀ𝐋(G)FU passes; the literal A.44
+    4(Fᵀ𝐃(G)F − 4 Σ_i Σ_{j≠i} g_ij φ_iφ_iᵀ)U fails the finite-difference check."""
+    inp = toy_inputs
+    F = relation_features(inp.X)
+    U = np.linalg.qr(np.random.default_rng(7).normal(size=(12, 2)))[0]
+    Z = F @ U
+    Q = dense_q(Z)
+    G = (inp.W.toarray() - Q / Q.sum()) * Q
+    DG = np.diag(G.sum(1))
+    fd = fd_gradient(lambda u: o_kl_l(F @ u, inp.W)[0], U)
+    corrected = 4 * (F.T @ DG @ F - F.T @ G @ F) @ U
+    assert rel_err(corrected, fd) < 1e-6
+    literal_a44 = 4 * (F.T @ DG @ F - 4 * sum(G[i, j] * np.outer(F[i], F[i])
+                                               for i in range(40) for j in range(40) if j != i)) @ U
+    assert rel_err(literal_a44, fd) > 0.5

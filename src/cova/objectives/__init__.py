@@ -1,6 +1,8 @@
 """COVA's rule-specific objectives (COVA Sec. 3.1, Appendix A), each returning (value, Euclidean gradient)."""
 
-from .cohort import o_dist_c
-from .local import o_dist_l
+from .cohort import o_dist_c, o_kl_c
+from .local import REPULSION_METHODS, kl_repulsion, o_dist_l, o_kl_l, o_kl_l_conditional
+from .projection import objective_on_projection, project_gradient
 
-__all__ = ["o_dist_c", "o_dist_l"]
+__all__ = ["o_dist_c", "o_kl_c", "o_dist_l", "o_kl_l", "o_kl_l_conditional", "kl_repulsion",
+           "REPULSION_METHODS", "project_gradient", "objective_on_projection"]

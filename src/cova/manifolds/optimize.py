@@ -1,0 +1,224 @@
+"""Riemannian gradient descent with Armijo line search (Table F.1) and SGD batches (Table F.2).
+
+Used with :mod:`.noncompact_stiefel` for COVA-E2–E4 (Z ∈ R_*^{l×k}) and with :mod:`.stiefel` for P1–P4
+(U ∈ St(k̃, k)). Spec §3.3–§3.4; the "standard line search" of the paper is Armijo backtracking [assumption].
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+log = logging.getLogger("cova")
+
+FunAndGrad = Callable[[np.ndarray], tuple[float, np.ndarray]]
+Retraction = Callable[..., np.ndarray]
+Projection = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass
+class OptimizeResult:
+    """Outcome of :func:`riemannian_gradient_descent` or :func:`sgd_batches`.
+
+    ``history`` holds f at x0 and after every accepted step (non-increasing within one objective);
+    ``grad_norm`` is the Frobenius norm of the Riemannian gradient at ``x``; ``converged`` is True when it fell to
+    ``gtol`` times the initial norm; ``step`` is the last accepted step size γ; ``message`` says why it stopped.
+    """
+
+    x: np.ndarray
+    fun: float
+    n_iter: int
+    grad_norm: float
+    history: list[float] = field(default_factory=list)
+    converged: bool = False
+    message: str = ""
+    step: float = 1.0
+
+
+def euclidean_projection(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Identity tangent projection (noncompact Stiefel / open subsets of R^{l×k})."""
+    return g
+
+
+def _accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retract: Retraction,
+                                project: Projection = euclidean_projection, max_iter: int = 1000,
+                                gtol: float = 1e-6, rank_check_every: int = 10, c1: float = 1e-4,
+                                step0: float = 1.0, min_step: float = 1e-20,
+                                callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
+                                verbose: bool = False, log_every: int = 100) -> OptimizeResult:
+    """Minimise f on a manifold by x_{i+1} = R_{x_i}(−γ·grad f(x_i)) (Table F.1 / Eq. 19).
+
+    Parameters
+    ----------
+    fun_and_grad : x -> (f(x), Euclidean gradient).
+    x0 : starting point (copied).
+    retract : retraction ``retract(x, ξ)``. If it accepts a ``check_rank`` keyword (the noncompact Stiefel
+        retraction), it is passed ``check_rank=True`` only when ``(i+1) % rank_check_every == 0`` or at the last
+        iteration ``i = max_iter − 1`` (N_c of Table F.1), ``False`` otherwise.
+    project : tangent projection of the Euclidean gradient (``stiefel.project_tangent`` for St(k̃, k)).
+    max_iter : N, the maximum number of steps.
+    gtol : stop when ‖grad‖_F ≤ gtol·‖grad_0‖_F (Riemannian gradient, relative to the initial one).
+    rank_check_every : N_c ≥ 1.
+    c1, step0, min_step : Armijo line search. The first trial step is ``step0`` (γ_0 = 1); later iterations
+        start from 2·γ_prev; γ is halved until ``f(x_new) ≤ f(x) − c1·γ·‖grad‖²_F``; if γ drops below
+        ``min_step`` the run stops. f is evaluated at the retracted point, i.e. the point actually kept, so the
+        history is non-increasing.
+    callback : ``callback(iteration, x, f, grad_norm)`` after every accepted step; a truthy return stops.
+    verbose, log_every : log progress on the "cova" logger every ``log_every`` iterations (INFO when verbose,
+        DEBUG otherwise).
+
+    When the run stops early after a step whose rank was not checked, one final ``retract(x, 0,
+    check_rank=True)`` guarantees a full-rank result (it changes x only if x lost rank).
+    """
+    if rank_check_every < 1:
+        raise ValueError(f"rank_check_every must be >= 1, got {rank_check_every}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    has_rank_check = _accepts_keyword(retract, "check_rank")
+    level = logging.INFO if verbose else logging.DEBUG
+
+    x = np.array(x0, dtype=float, copy=True)
+    f, g = fun_and_grad(x)
+    f = float(f)
+    if not np.isfinite(f):
+        raise ValueError("the objective is not finite at x0")
+    rg = project(x, g)
+    gn = float(np.linalg.norm(rg))
+    gn0 = gn
+    history = [f]
+    step = step0
+    message = f"maximum number of iterations ({max_iter}) reached"
+    rank_checked = True  # x0 is the caller's responsibility
+    n_iter = 0
+    for i in range(max_iter):
+        if gn <= gtol * gn0:
+            message = "gradient tolerance reached"
+            break
+        check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
+        kwargs = {"check_rank": check} if has_rank_check else {}
+        gamma = step0 if i == 0 else 2.0 * step
+        decrease = c1 * gn * gn
+        while True:
+            x_new = retract(x, -gamma * rg, **kwargs)
+            f_new, g_new = fun_and_grad(x_new)
+            f_new = float(f_new)
+            if np.isfinite(f_new) and f_new <= f - gamma * decrease:
+                break
+            gamma *= 0.5
+            if gamma < min_step:
+                x_new = None
+                break
+        if x_new is None:
+            message = f"line search failed (step < {min_step:g})"
+            break
+        x, f, step = x_new, f_new, gamma
+        rank_checked = check or not has_rank_check
+        rg = project(x, g_new)
+        gn = float(np.linalg.norm(rg))
+        history.append(f)
+        n_iter = i + 1
+        if log_every and n_iter % log_every == 0:
+            log.log(level, "iteration %d: f = %.10g, |grad| = %.3e (%.3e relative), step = %.3e",
+                    n_iter, f, gn, gn / gn0 if gn0 > 0 else 0.0, step)
+        if callback is not None and callback(n_iter, x, f, gn):
+            message = "stopped by callback"
+            break
+    if has_rank_check and not rank_checked:
+        fixed = retract(x, np.zeros_like(x), check_rank=True)
+        if not np.array_equal(fixed, x):
+            log.warning("final rank check lifted singular values of the iterate")
+            x = fixed
+            f, g = fun_and_grad(x)
+            f = float(f)
+            rg = project(x, g)
+            gn = float(np.linalg.norm(rg))
+            history.append(f)
+    converged = gn <= gtol * gn0
+    log.log(level, "gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
+            n_iter, message, f, gn)
+    return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
+                          message=message, step=step)
+
+
+def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.ndarray, n_samples: int, *,
+                batch_size: int = 1000, inner_iter: int = 20, cycles: int = 10,
+                random_state: int | np.random.Generator | None = 0, **gd_kwargs: Any) -> OptimizeResult:
+    """SGD over sample batches (Table F.2; spec §3.4).
+
+    ``for cycle in 1..cycles: shuffle; for each batch I of consecutive indices: inner_iter Armijo steps of
+    riemannian_gradient_descent on make_batch_problem(I); carry x to the next batch``.
+
+    - The shuffle uses ``np.random.default_rng(random_state)``; the permutation is cut into
+      ``ceil(n/batch_size)`` consecutive pieces of near-equal size (``np.array_split``), so no batch exceeds
+      ``batch_size`` and no tiny remainder batch occurs. Each batch's indices are passed sorted.
+    - The last accepted step size of one batch is the first trial step of the next.
+    - When ``n_samples ≤ batch_size`` this is exactly full-batch GD: one call of
+      :func:`riemannian_gradient_descent` on ``make_batch_problem(arange(n))`` with ``inner_iter·cycles`` steps.
+    - ``gd_kwargs`` go to :func:`riemannian_gradient_descent` (retract, project, gtol, ...); gtol is relative to
+      each batch's initial gradient.
+
+    Returns the last batch's result with ``n_iter`` summed over batches and ``history`` the concatenation of the
+    batch histories (values of different batch objectives are not comparable across batch boundaries).
+    """
+    if batch_size < 1 or inner_iter < 0 or cycles < 0:
+        raise ValueError("batch_size must be >= 1 and inner_iter, cycles >= 0")
+    if n_samples <= batch_size:
+        return riemannian_gradient_descent(make_batch_problem(np.arange(n_samples)), x0,
+                                           max_iter=inner_iter * cycles, **gd_kwargs)
+    rng = np.random.default_rng(random_state)
+    n_batches = math.ceil(n_samples / batch_size)
+    step = gd_kwargs.pop("step0", 1.0)
+    x = np.array(x0, dtype=float, copy=True)
+    history: list[float] = []
+    n_iter = 0
+    result: OptimizeResult | None = None
+    for cycle in range(cycles):
+        perm = rng.permutation(n_samples)
+        for batch in np.array_split(perm, n_batches):
+            result = riemannian_gradient_descent(make_batch_problem(np.sort(batch)), x, max_iter=inner_iter,
+                                                 step0=step, **gd_kwargs)
+            x, step = result.x, result.step
+            history.extend(result.history)
+            n_iter += result.n_iter
+        log.debug("SGD cycle %d/%d done: last batch f = %.10g", cycle + 1, cycles, result.fun)
+    if result is None:
+        f, g = make_batch_problem(np.arange(n_samples))(x)
+        return OptimizeResult(x=x, fun=float(f), n_iter=0, grad_norm=float("nan"), history=[float(f)],
+                              converged=False, message="no cycles", step=step)
+    result.n_iter = n_iter
+    result.history = history
+    result.message = f"{cycles} SGD cycles of {n_batches} batches; last batch: {result.message}"
+    return result
+
+
+def batch_inputs(W: sp.spmatrix, R: np.ndarray, indices: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The batch sub-problem inputs of Table F.2: ``W_II`` and ``R_I``, each renormalised to unit sum.
+
+    The KL forms assume unit sums (spec §3.4 [assumption]). Raises ValueError if either sub-matrix sums to zero
+    (e.g. a batch without any edge of W).
+    """
+    idx = np.asarray(indices)
+    W_II = sp.csr_matrix(W)[idx][:, idx].tocsr()
+    W_II.eliminate_zeros()
+    W_II.sort_indices()
+    R_I = np.asarray(R, dtype=float)[idx]
+    w_sum, r_sum = float(W_II.sum()), float(R_I.sum())
+    if w_sum <= 0:
+        raise ValueError("the batch has no edge of W (W_II sums to 0); use larger batches")
+    if r_sum <= 0:
+        raise ValueError("the batch has no confidence mass (R_I sums to 0); use larger batches")
+    return (W_II / w_sum).tocsr(), R_I / r_sum

@@ -1,0 +1,258 @@
+"""Manifolds and optimisers: Stiefel geometry (spec §10.A.3, T12), noncompact retraction (§10.A.4), Riemannian
+gradient descent with Armijo line search (§3.3, §10.A.6) and SGD batches (Table F.2, §3.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cova.manifolds import (batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches,
+                            stiefel)
+from cova.objectives import o_dist_c, o_dist_l, o_kl_c, o_kl_l, objective_on_projection
+
+K_TILDE, K = 12, 2
+RETRACTIONS = {"qr": stiefel.retract_qr, "polar": stiefel.retract_polar}
+
+
+def orth_err(U):
+    return np.linalg.norm(U.T @ U - np.eye(U.shape[1]))
+
+
+@pytest.fixture
+def point_and_vector():
+    rng = np.random.default_rng(0)
+    return stiefel.random_point(K_TILDE, K, rng), rng.normal(size=(K_TILDE, K))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Stiefel geometry (§10.A.3)
+# --------------------------------------------------------------------------------------------------------
+
+def test_random_point_is_on_the_manifold():
+    U = stiefel.random_point(K_TILDE, K, 1)
+    assert U.shape == (K_TILDE, K) and orth_err(U) <= 1e-12
+    np.testing.assert_array_equal(U, stiefel.random_point(K_TILDE, K, 1))
+    with pytest.raises(ValueError):
+        stiefel.random_point(2, 3)
+
+
+def test_tangent_projection(point_and_vector):
+    U, xi = point_and_vector
+    P = stiefel.project_tangent(U, xi)
+    assert np.linalg.norm(U.T @ P + P.T @ U) <= 1e-12
+    assert np.linalg.norm(stiefel.project_tangent(U, P) - P) <= 1e-12
+    # the Eq. 16 form (I − UUᵀ)ξ + U skew(Uᵀξ) is the same map
+    A = U.T @ xi
+    np.testing.assert_allclose(P, (np.eye(K_TILDE) - U @ U.T) @ xi + U @ (A - A.T) / 2, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["qr", "polar"])
+def test_retraction_properties(point_and_vector, name):
+    retract = RETRACTIONS[name]
+    U, xi = point_and_vector
+    xi = stiefel.project_tangent(U, xi)
+    for t in (0.1, 0.5, 2.0):
+        assert orth_err(retract(U, t * xi)) <= 1e-12
+    assert np.abs(retract(U, np.zeros_like(U)) - U).max() <= 1e-12
+    h = 1e-6
+    derivative = (retract(U, h * xi) - retract(U, -h * xi)) / (2 * h)
+    assert np.abs(derivative - xi).max() <= 1e-6
+
+
+@pytest.mark.parametrize("name", ["qr", "polar"])
+def test_retraction_at_zero_with_negative_qr_diagonal(point_and_vector, name):
+    U = -point_and_vector[0]
+    raw_q = np.linalg.qr(U)[0]
+    assert np.abs(raw_q - U).max() > 1e-3  # the raw Householder QR flips columns: R_U(0) = U needs the sign fix
+    assert np.abs(RETRACTIONS[name](U, np.zeros_like(U)) - U).max() <= 1e-12
+
+
+def test_polar_equals_closed_form_and_printed_eq18_exponent_fails(point_and_vector):
+    """Spec T12: (U + ξ)(I + ξᵀξ)^{−1/2} = A Bᵀ is orthonormal; Eq. 18's printed exponent +1/2 is not."""
+    U, xi = point_and_vector
+    xi = 0.5 * stiefel.project_tangent(U, xi)
+    w, V = np.linalg.eigh(np.eye(K) + xi.T @ xi)
+    corrected = (U + xi) @ (V * w ** -0.5) @ V.T
+    printed = (U + xi) @ (V * w ** 0.5) @ V.T
+    np.testing.assert_allclose(stiefel.retract_polar(U, xi), corrected, atol=1e-12)
+    assert orth_err(corrected) <= 1e-12
+    assert orth_err(printed) > 0.5
+
+
+# --------------------------------------------------------------------------------------------------------
+# noncompact Stiefel (§10.A.4)
+# --------------------------------------------------------------------------------------------------------
+
+def test_noncompact_retraction_repairs_rank():
+    rng = np.random.default_rng(2)
+    Z = np.outer(rng.normal(size=50), [1.0, -2.0])
+    assert np.linalg.matrix_rank(Z) == 1
+    out = noncompact_stiefel.retract(Z, np.zeros_like(Z))
+    assert np.linalg.matrix_rank(out) == 2
+    assert np.linalg.norm(out - Z) <= 1e-6
+    np.testing.assert_array_equal(noncompact_stiefel.retract(Z, np.zeros_like(Z), check_rank=False), Z)
+
+
+def test_noncompact_retraction_is_plain_sum_at_full_rank():
+    rng = np.random.default_rng(3)
+    Z, xi = rng.normal(size=(30, 2)), rng.normal(size=(30, 2))
+    np.testing.assert_array_equal(noncompact_stiefel.retract(Z, xi), Z + xi)
+    assert noncompact_stiefel.project_tangent(Z, xi) is xi
+
+
+# --------------------------------------------------------------------------------------------------------
+# Riemannian gradient descent (§3.3, §10.A.6)
+# --------------------------------------------------------------------------------------------------------
+
+PAIRS = {"E2": (o_kl_c, o_kl_l), "E3": (o_dist_c, o_kl_l), "E4": (o_kl_c, o_dist_l)}
+
+
+def embedding_problem(inp, model, alpha=0.5):
+    cohort, local = PAIRS[model]
+
+    def fun_and_grad(Z):
+        fc, gc = cohort(Z, inp.R, inp.prototypes)
+        fl, gl = local(Z, inp.W)
+        return alpha * fc + (1 - alpha) * fl, alpha * gc + (1 - alpha) * gl
+    return fun_and_grad
+
+
+def prototype_init(inp, seed=0):
+    return inp.prototypes[inp.labels] + 1e-3 * np.random.default_rng(seed).normal(size=(len(inp.labels), 2))
+
+
+@pytest.mark.parametrize("model", ["E2", "E3", "E4"])
+def test_gd_on_embedding_models_is_monotone(toy_inputs, model):
+    fg = embedding_problem(toy_inputs, model)
+    Z0 = prototype_init(toy_inputs)
+    g0 = np.linalg.norm(fg(Z0)[1])
+    res = riemannian_gradient_descent(fg, Z0, retract=noncompact_stiefel.retract, max_iter=300)
+    assert len(res.history) == res.n_iter + 1 and res.n_iter > 10
+    assert np.all(np.diff(res.history) <= 0)
+    assert res.history[-1] < res.history[0]
+    assert res.fun == res.history[-1] == fg(res.x)[0]
+    assert res.grad_norm <= 1e-2 * g0
+    assert np.linalg.matrix_rank(res.x) == 2
+
+
+def test_rank_check_runs_every_nc_iterations_and_at_the_last(toy_inputs):
+    fg = embedding_problem(toy_inputs, "E3")
+    calls: list[tuple[int, bool]] = []
+    done = [0]
+
+    def spy(Z, xi, *, check_rank=True):
+        calls.append((done[0], check_rank))
+        return noncompact_stiefel.retract(Z, xi, check_rank=check_rank)
+
+    def count(i, x, f, g):
+        done[0] = i
+
+    res = riemannian_gradient_descent(fg, prototype_init(toy_inputs), retract=spy, max_iter=25, gtol=0.0,
+                                      rank_check_every=10, callback=count)
+    assert res.n_iter == 25
+    checked = {it for it, flag in calls if flag}
+    unchecked = {it for it, flag in calls if not flag}
+    assert checked == {9, 19, 24} and not checked & unchecked
+
+
+def test_gd_stops_at_gtol_and_rejects_bad_settings(toy_inputs):
+    fg = embedding_problem(toy_inputs, "E4")
+    res = riemannian_gradient_descent(fg, prototype_init(toy_inputs), retract=noncompact_stiefel.retract,
+                                      gtol=1e-2, max_iter=1000)
+    assert res.converged and res.n_iter < 1000 and "gradient" in res.message
+    with pytest.raises(ValueError):
+        riemannian_gradient_descent(fg, prototype_init(toy_inputs), retract=noncompact_stiefel.retract,
+                                    rank_check_every=0)
+
+
+@pytest.mark.parametrize("name", ["qr", "polar"])
+def test_stiefel_gd_finds_smallest_eigenvalues(name):
+    rng = np.random.default_rng(4)
+    V = np.linalg.qr(rng.normal(size=(K_TILDE, K_TILDE)))[0]
+    eigenvalues = np.concatenate([[1.0, 1.5], np.linspace(3.0, 10.0, K_TILDE - 2)])
+    A = (V * eigenvalues) @ V.T
+
+    def fg(U):
+        AU = A @ U
+        return float(np.sum(U * AU)), 2 * AU
+
+    res = riemannian_gradient_descent(fg, stiefel.random_point(K_TILDE, K, 5), retract=RETRACTIONS[name],
+                                      project=stiefel.project_tangent, gtol=1e-10, max_iter=2000)
+    assert abs(res.fun - 2.5) <= 1e-8
+    assert orth_err(res.x) <= 1e-12
+    assert np.all(np.diff(res.history) <= 0)
+
+
+# --------------------------------------------------------------------------------------------------------
+# SGD batches (Table F.2)
+# --------------------------------------------------------------------------------------------------------
+
+def projection_problem(inp, F, alpha=0.5):
+    """make_batch_problem for COVA-P3 (dist C + KL L) on U ∈ St(k̃, 2)."""
+    seen: list[np.ndarray] = []
+
+    def make(indices):
+        seen.append(indices)
+        W_I, R_I = batch_inputs(inp.W, inp.R, indices)
+        F_I = F[indices]
+
+        def fun_and_grad(U):
+            fc, gc = objective_on_projection(o_dist_c, F_I, U, R_I, inp.prototypes)
+            fl, gl = objective_on_projection(o_kl_l, F_I, U, W_I)
+            return alpha * fc + (1 - alpha) * fl, alpha * gc + (1 - alpha) * gl
+        return fun_and_grad
+    return make, seen
+
+
+@pytest.fixture
+def features(toy_inputs):
+    rng = np.random.default_rng(8)
+    X = toy_inputs.X
+    D2 = ((X[:, None, :] - X[rng.choice(40, K_TILDE, replace=False)][None]) ** 2).sum(-1)
+    return 3.0 * np.exp(-D2 / (2 * np.median(D2)))
+
+
+STIEFEL_GD = dict(retract=stiefel.retract_qr, project=stiefel.project_tangent)
+
+
+def test_batch_inputs(toy_inputs):
+    idx = np.array([0, 3, 5, 8, 11, 17, 20, 21, 30, 39])
+    W_I, R_I = batch_inputs(toy_inputs.W, toy_inputs.R, idx)
+    assert sp.issparse(W_I) and W_I.sum() == pytest.approx(1.0) and R_I.sum() == pytest.approx(1.0)
+    sub = toy_inputs.W.toarray()[np.ix_(idx, idx)]
+    np.testing.assert_allclose(W_I.toarray(), sub / sub.sum(), rtol=1e-14)
+    np.testing.assert_allclose(R_I, toy_inputs.R[idx] / toy_inputs.R[idx].sum(), rtol=1e-14)
+    with pytest.raises(ValueError, match="edge"):
+        batch_inputs(sp.csr_matrix((40, 40)), toy_inputs.R, idx)
+
+
+def test_sgd_single_batch_equals_full_batch_gd(toy_inputs, features):
+    make, seen = projection_problem(toy_inputs, features)
+    U0 = stiefel.random_point(K_TILDE, K, 9)
+    sgd = sgd_batches(make, U0, 40, batch_size=1000, inner_iter=5, cycles=6, gtol=0.0, **STIEFEL_GD)
+    np.testing.assert_array_equal(seen[0], np.arange(40))
+    full = riemannian_gradient_descent(make(np.arange(40)), U0, max_iter=30, gtol=0.0, **STIEFEL_GD)
+    np.testing.assert_array_equal(sgd.x, full.x)
+    assert sgd.history == full.history and sgd.n_iter == 30
+    assert np.all(np.diff(full.history) <= 0)  # §10.A.6 for a full-batch P-model
+    assert orth_err(full.x) <= 1e-12
+
+
+def test_sgd_batches_cover_every_sample_and_are_deterministic(toy_inputs, features):
+    U0 = stiefel.random_point(K_TILDE, K, 9)
+    make, seen = projection_problem(toy_inputs, features)
+    res = sgd_batches(make, U0, 40, batch_size=15, inner_iter=3, cycles=2, random_state=1, **STIEFEL_GD)
+    assert len(seen) == 6  # ceil(40/15) = 3 batches per cycle
+    for cycle in (seen[:3], seen[3:]):
+        assert all(len(b) <= 15 and np.all(np.diff(b) > 0) for b in cycle)
+        np.testing.assert_array_equal(np.sort(np.concatenate(cycle)), np.arange(40))
+    assert not np.array_equal(seen[0], seen[3])  # reshuffled each cycle
+    assert orth_err(res.x) <= 1e-12 and res.n_iter <= 18
+    again = sgd_batches(projection_problem(toy_inputs, features)[0], U0, 40, batch_size=15, inner_iter=3,
+                        cycles=2, random_state=1, **STIEFEL_GD)
+    np.testing.assert_array_equal(res.x, again.x)
+    assert res.history == again.history
+    other = sgd_batches(projection_problem(toy_inputs, features)[0], U0, 40, batch_size=15, inner_iter=3,
+                        cycles=2, random_state=2, **STIEFEL_GD)
+    assert not np.array_equal(res.x, other.x)
