@@ -23,11 +23,24 @@ def _json(text: str) -> Any:
     return json.loads(text) if text else {}
 
 
+def cmd_fetch(a: argparse.Namespace) -> None:
+    from .datasets.fetch import default_mirrors, fetch, fetch_file
+
+    spec = _json(a.spec)
+    mirrors = default_mirrors(_json(a.mirrors) or [])
+    log.info("fetching %s into %s (mirrors: %s)", spec, a.dest, [str(m) for m in mirrors] or "none")
+    if "source" in spec:
+        fetch(spec["source"], a.dest, mirrors=mirrors)
+    else:
+        fetch_file(spec["url"], spec["sha256"], a.dest, mirrors=mirrors)
+
+
 def cmd_dataset(a: argparse.Namespace) -> None:
     from .datasets import load
 
     log.info("building dataset %s with loader %s, params %s", a.name, a.loader, a.params)
-    ds = load(a.loader, **_json(a.params))
+    extra = {"raw_dir": a.raw} if a.raw else {}
+    ds = load(a.loader, **extra, **_json(a.params))
     ds.meta.setdefault("name", a.name)
     log.info("%s: %d samples x %d features, %d cohorts", a.name, ds.X.shape[0], ds.X.shape[1], ds.n_cohorts)
     ds.save(a.out)
@@ -111,7 +124,9 @@ def cmd_fig1(a: argparse.Namespace) -> None:
 
 STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     # step: (help, function, required options, optional options with defaults)
-    "dataset": ("build data/processed/{dataset}.npz", cmd_dataset, ["name", "loader", "out"], {"params": "{}"}),
+    "fetch": ("fetch and verify raw files into data/raw/{source}", cmd_fetch, ["spec", "dest"], {"mirrors": "[]"}),
+    "dataset": ("build data/processed/{dataset}.npz", cmd_dataset, ["name", "loader", "out"],
+                {"params": "{}", "raw": ""}),
     "inputs": ("build W, R and prototypes", cmd_inputs, ["dataset", "spec", "out"], {"seed": "0"}),
     "embed": ("run one method", cmd_embed, ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0"}),
     "score": ("score one embedding", cmd_score, ["dataset", "inputs", "embedding", "out"],

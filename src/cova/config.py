@@ -65,11 +65,17 @@ def _check_references(config: dict[str, Any]) -> None:
     from .methods import method_parameters
 
     for name, ds in config["datasets"].items():
-        allowed = set(inspect.signature(LOADERS[ds["loader"]]).parameters)
+        allowed = set(inspect.signature(LOADERS[ds["loader"]]).parameters) - {"raw_dir"}
         unknown = sorted(set(ds.get("params", {})) - allowed)
         if unknown:
             raise ConfigError(f"config key datasets.{name}.params: unknown parameters {unknown}; "
                               f"allowed for loader {ds['loader']!r}: {sorted(allowed)}")
+        if "source" in ds and ds["loader"] != "generic":
+            raise ConfigError(f"config key datasets.{name}.source: only the 'generic' loader takes a source; "
+                              f"loader {ds['loader']!r} knows its own")
+        if ds["loader"] == "generic" and "source" not in ds and "path" not in ds.get("params", {}):
+            raise ConfigError(f"config key datasets.{name}: the generic loader needs params.path (a local file) "
+                              f"or source: {{url, sha256}}")
     for name, m in config["methods"].items():
         allowed = method_parameters(m["method"])
         unknown = sorted(set(m.get("params", {})) - set(allowed))
@@ -133,6 +139,48 @@ class Plan:
     # wildcard value -> parameters
     def dataset(self, name: str) -> dict[str, Any]:
         return self.config["datasets"][name]
+
+    @property
+    def mirrors(self) -> list[str]:
+        return list(self.config.get("data", {}).get("mirrors", []))
+
+    def raw_key(self, dataset: str) -> str | None:
+        """The folder under ``data/raw/`` that ``dataset`` reads: a registered source (``cora``, ``mnist``, ...),
+        the dataset's own name for a ``generic`` file given by URL, or ``None`` (generated or local data)."""
+        from .datasets import raw_source
+
+        ds = self.dataset(dataset)
+        if ds["loader"] == "generic":
+            return dataset if "source" in ds else None
+        return raw_source(ds["loader"], ds.get("params", {}))
+
+    def fetch_spec(self, raw_key: str) -> dict[str, Any]:
+        """What the fetch step gets for ``data/raw/{raw_key}``: a registered source name or a URL + sha256."""
+        for name, ds in self.config["datasets"].items():
+            if name == raw_key and ds["loader"] == "generic" and "source" in ds:
+                return dict(ds["source"])
+        return {"source": raw_key}
+
+    def raw_keys(self) -> list[str]:
+        return sorted({k for k in map(self.raw_key, self.config["datasets"]) if k is not None})
+
+    def dataset_inputs(self, dataset: str) -> list[str]:
+        """Files the dataset step reads: the raw folder's manifest, or a generic loader's local file."""
+        key = self.raw_key(dataset)
+        if key is not None:
+            return [f"data/raw/{key}/manifest.json"]
+        ds = self.dataset(dataset)
+        if ds["loader"] == "generic":
+            return [ds.get("params", {})["path"]]
+        return []
+
+    def loader_params(self, dataset: str) -> dict[str, Any]:
+        """The loader's parameters, with the downloaded file's path filled in for a generic URL source."""
+        ds = self.dataset(dataset)
+        params = dict(ds.get("params", {}))
+        if ds["loader"] == "generic" and "source" in ds:
+            params["path"] = f"data/raw/{dataset}/{ds['source']['url'].rstrip('/').rsplit('/', 1)[-1]}"
+        return params
 
     def inputs_name(self, inputs_id: str) -> str:
         return self._inputs_by_id[inputs_id]

@@ -3,6 +3,7 @@
 
 wildcard_constraints:
     dataset="[A-Za-z0-9_.-]+",
+    raw="[A-Za-z0-9_.-]+",
     inputs_id="[A-Za-z0-9_.-]+",
     method="[a-z0-9_]+",
     params_id="[A-Za-z0-9_.-]+",

@@ -1,19 +1,40 @@
-# Datasets: one standard .npz per configured dataset (cova.datasets.load).
+# Raw files (mirror directory first, then the canonical URL; sha256-verified) and one standard .npz per dataset.
+
+
+rule fetch:
+    output:
+        "data/raw/{raw}/manifest.json",
+    params:
+        spec=lambda wc: as_json(PLAN.fetch_spec(wc.raw)),
+        mirrors=as_json(PLAN.mirrors),
+    log:
+        "results/logs/fetch/{raw}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=120,
+    shell:
+        "python -m cova fetch --spec {params.spec:q} --mirrors {params.mirrors:q}"
+        " --dest data/raw/{wildcards.raw} 2> {log}"
 
 
 rule dataset:
+    input:
+        lambda wc: PLAN.dataset_inputs(wc.dataset),
     output:
         "data/processed/{dataset}.npz",
     params:
         loader=lambda wc: PLAN.dataset(wc.dataset)["loader"],
-        loader_params=lambda wc: as_json(PLAN.dataset(wc.dataset).get("params", {})),
+        loader_params=lambda wc: as_json(PLAN.loader_params(wc.dataset)),
+        raw=lambda wc: f"data/raw/{PLAN.raw_key(wc.dataset)}" if PLAN.raw_key(wc.dataset) else "",
     log:
         "results/logs/dataset/{dataset}.log",
     conda:
         ENV
     resources:
-        mem_mb=2000,
+        mem_mb=8000,
         runtime=30,
     shell:
         "python -m cova dataset --name {wildcards.dataset} --loader {params.loader}"
-        " --params {params.loader_params:q} --out {output} 2> {log}"
+        " --params {params.loader_params:q} --raw {params.raw:q} --out {output} 2> {log}"

@@ -53,3 +53,6 @@ __all__ = [
     "similarity_to_distance",
     "tsne_prototypes",
 ]
+from .relation import RelationFeatures, compacted_features, relation_features, resolve_n_prototypes
+
+__all__ += ["RelationFeatures", "compacted_features", "relation_features", "resolve_n_prototypes"]
