@@ -13,7 +13,11 @@ from pathlib import Path
 from cova.config import Plan, validate_config
 
 
-configfile: "config.yaml"
+# config.yaml is the default; a --configfile replaces it instead of being merged into it.
+if not config:
+
+    configfile: "config.yaml"
+
 
 
 envvars:

@@ -68,7 +68,7 @@ def test_build_inputs_rejects_tiny_cohorts(sinusoid):
 
 
 def test_registry_validates_names_and_parameters():
-    assert set(METHODS) == {"cova_e1", "tsne", "pca"}
+    assert {"cova_e1", "tsne", "pca"} <= set(METHODS)
     assert "alpha" in method_parameters("cova_e1")
     with pytest.raises(ValueError, match="allowed"):
         make_method("cova_e9")

@@ -7,17 +7,23 @@ holds every figure and table.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+MIRROR = ROOT.parent / "shared" / "datasets"
+# The workflow runs in temporary copies, where the config's relative mirror path does not resolve: point
+# COVA_DATA_MIRROR at the project's offline copies (CI has them beside the clone).
+ENV = {**os.environ, "COVA_DATA_MIRROR": str(MIRROR)}
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +38,10 @@ def make_workdir(path: Path) -> Path:
     return path
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True, text=True)
+def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    assert MIRROR.is_dir(), f"the project's offline datasets are expected at {MIRROR}"
+    proc = subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True, text=True,
+                          env=env or ENV)
     if proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -64,6 +72,7 @@ def test_dry_run_lists_the_dag(tmp_path):
     config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
     n_runs = sum(len(r["methods"]) for r in config["runs"])
     assert jobs["dataset"] == len(config["datasets"])
+    assert jobs["fetch"] == 1  # compound, the one real dataset of the CI config
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and jobs["scatter"] == n_runs
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1
 
@@ -120,3 +129,39 @@ def test_invalid_config_stops_with_a_named_key(first_run):
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "methods.tsne.method" in out and "'tsne'" in out
+
+
+def test_dataset_added_by_config_alone(first_run):
+    """A CSV file and a config block, no code: embeddings, scores and a figure in the report."""
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=4.0, size=(3, 4))
+    rows = [",".join([f"{v:.6f}" for v in centres[j] + rng.normal(size=4)] + [name])
+            for j, name in enumerate(["setosa", "versicolor", "virginica"]) for _ in range(40)]
+    (first_run / "my_data").mkdir(exist_ok=True)
+    (first_run / "my_data/flowers.csv").write_text("a,b,c,d,species\n" + "\n".join(rows) + "\n")
+    config = yaml.safe_load((first_run / "config/ci.yaml").read_text())
+    config["datasets"]["flowers"] = {"loader": "generic", "params": {"path": "my_data/flowers.csv",
+                                                                     "label": "species"}}
+    config["runs"].append({"dataset": "flowers", "inputs": "graph_tsne", "methods": ["e1_a0.1", "tsne"]})
+    (first_run / "with_csv.yaml").write_text(yaml.safe_dump(config))
+    snakemake(first_run, "--configfile", "with_csv.yaml")
+    snakemake(first_run, "--configfile", "with_csv.yaml", "--report", "results/report_csv.html")
+    table = (first_run / "results/tables/scores.csv").read_text()
+    assert table.count("flowers,") == 2
+    assert len(list(first_run.glob("results/flowers/*/*/*/scatter.png"))) == 2
+    assert "flowers" in (first_run / "results/report_csv.html").read_text(errors="replace")
+
+
+def test_missing_data_names_dataset_and_what_was_tried(tmp_path):
+    workdir = make_workdir(tmp_path)
+    config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
+    config["data"] = {"mirrors": []}
+    (workdir / "offline.yaml").write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k != "COVA_DATA_MIRROR"}
+    env.update(http_proxy="", https_proxy="", HTTP_PROXY="", HTTPS_PROXY="")
+    proc = subprocess.run([SNAKEMAKE, "data/processed/compound.npz", "--cores", "1", "--configfile", "offline.yaml"],
+                          cwd=workdir, capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    log = (workdir / "results/logs/fetch/compound.log").read_text()
+    assert "compound" in log and "Compound.txt" in log and "COVA_DATA_MIRROR" in log
+    assert not (workdir / "data/raw/compound/Compound.txt").exists()

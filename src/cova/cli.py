@@ -158,7 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     args = build_parser().parse_args(argv)
-    args.func(args)
+    from .datasets.fetch import FetchError
+
+    try:
+        args.func(args)
+    except (FetchError, FileNotFoundError) as err:
+        log.error("%s", err)
+        return 1
     return 0
 
 

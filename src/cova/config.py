@@ -144,31 +144,41 @@ class Plan:
     def mirrors(self) -> list[str]:
         return list(self.config.get("data", {}).get("mirrors", []))
 
-    def raw_key(self, dataset: str) -> str | None:
-        """The folder under ``data/raw/`` that ``dataset`` reads: a registered source (``cora``, ``mnist``, ...),
-        the dataset's own name for a ``generic`` file given by URL, or ``None`` (generated or local data)."""
+    def raw_keys_for(self, dataset: str) -> list[str]:
+        """The folders under ``data/raw/`` that ``dataset`` reads, the loader's own first: a registered source
+        (``cora``, ``mnist``, ...), the dataset's own name for a ``generic`` file given by URL, or none
+        (generated or local data). MNIST's training files are a source of their own (``mnist_train``); with
+        ``split: all`` the loader also reads the test files from the sibling ``mnist`` folder."""
         from .datasets import raw_source
 
         ds = self.dataset(dataset)
         if ds["loader"] == "generic":
-            return dataset if "source" in ds else None
-        return raw_source(ds["loader"], ds.get("params", {}))
+            return [dataset] if "source" in ds else []
+        params = ds.get("params", {})
+        key = raw_source(ds["loader"], params)
+        if key is None:
+            return []
+        if key == "mnist_train" and params.get("split") == "all":
+            return [key, "mnist"]
+        return [key]
 
     def fetch_spec(self, raw_key: str) -> dict[str, Any]:
         """What the fetch step gets for ``data/raw/{raw_key}``: a registered source name or a URL + sha256."""
-        for name, ds in self.config["datasets"].items():
-            if name == raw_key and ds["loader"] == "generic" and "source" in ds:
-                return dict(ds["source"])
+        ds = self.config["datasets"].get(raw_key, {})
+        if ds.get("loader") == "generic" and "source" in ds:
+            return dict(ds["source"])
         return {"source": raw_key}
 
-    def raw_keys(self) -> list[str]:
-        return sorted({k for k in map(self.raw_key, self.config["datasets"]) if k is not None})
+    def raw_dir_arg(self, dataset: str) -> str:
+        """``--raw data/raw/{key}`` for the dataset step, or nothing for datasets without raw files."""
+        keys = self.raw_keys_for(dataset)
+        return f"--raw data/raw/{keys[0]}" if keys else ""
 
     def dataset_inputs(self, dataset: str) -> list[str]:
-        """Files the dataset step reads: the raw folder's manifest, or a generic loader's local file."""
-        key = self.raw_key(dataset)
-        if key is not None:
-            return [f"data/raw/{key}/manifest.json"]
+        """Files the dataset step reads: the raw folders' manifests, or a generic loader's local file."""
+        keys = self.raw_keys_for(dataset)
+        if keys:
+            return [f"data/raw/{k}/manifest.json" for k in keys]
         ds = self.dataset(dataset)
         if ds["loader"] == "generic":
             return [ds.get("params", {})["path"]]
@@ -228,5 +238,5 @@ class Plan:
         return targets
 
     def all_targets(self) -> list[str]:
-        return (self.run_files("scatter.png") + ["results/tables/scores.csv", "results/tables/scores.html"]
-                + self.paper_targets())
+        return ([self.dataset_path(d) for d in self.config["datasets"]] + self.run_files("scatter.png")
+                + ["results/tables/scores.csv", "results/tables/scores.html"] + self.paper_targets())

@@ -27,7 +27,7 @@ rule dataset:
     params:
         loader=lambda wc: PLAN.dataset(wc.dataset)["loader"],
         loader_params=lambda wc: as_json(PLAN.loader_params(wc.dataset)),
-        raw=lambda wc: f"data/raw/{PLAN.raw_key(wc.dataset)}" if PLAN.raw_key(wc.dataset) else "",
+        raw=lambda wc: PLAN.raw_dir_arg(wc.dataset),
     log:
         "results/logs/dataset/{dataset}.log",
     conda:
@@ -37,4 +37,4 @@ rule dataset:
         runtime=30,
     shell:
         "python -m cova dataset --name {wildcards.dataset} --loader {params.loader}"
-        " --params {params.loader_params:q} --raw {params.raw:q} --out {output} 2> {log}"
+        " --params {params.loader_params:q} {params.raw} --out {output} 2> {log}"

@@ -1,14 +1,22 @@
-"""COVA models as estimators (COVA Sec. 3.3). This module holds COVA-E1; E2-E4, P1-P4 and eigen-COVA follow."""
+"""COVA models as estimators (COVA Sec. 3.3): E1 (closed form), E2–E4 (noncompact Stiefel gradient descent),
+P1–P4 (Stiefel gradient descent with SGD batches on Z = FU) and eigen-COVA (k deflated eigenproblems)."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
-from ..objectives import o_dist_c, o_dist_l
+from ..manifolds import batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches, stiefel
+from ..objectives import o_dist_c, o_dist_l, o_kl_c, o_kl_l, project_gradient
 from .base import Embedder
+
+log = logging.getLogger("cova")
 
 
 def e1_system(W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray, alpha: float,
@@ -97,3 +105,516 @@ def _jacobi_cg(M: sp.csc_matrix, B: np.ndarray, tol: float) -> np.ndarray:
             raise RuntimeError(f"COVA-E1: conjugate gradients did not converge for column {j} (info={info})")
         Z[:, j] = x
     return Z
+
+
+# ============================================================================================================
+# COVA-E2–E4: gradient descent on the noncompact Stiefel manifold (Sec. 3.1.4, Table F.1, spec §3.3)
+# ============================================================================================================
+
+#: The (O^(C), O^(L)) rule pair of every model (Sec. 3.3; spec §3.1 "Models").
+RULES: dict[str, tuple[str, str]] = {
+    "e1": ("dist", "dist"), "e2": ("kl", "kl"), "e3": ("dist", "kl"), "e4": ("kl", "dist"),
+    "p1": ("dist", "dist"), "p2": ("kl", "kl"), "p3": ("dist", "kl"), "p4": ("kl", "dist"),
+}
+
+
+def prototype_radius(prototypes: np.ndarray) -> float:
+    """RMS radius ρ of the centred prototypes, sqrt(mean_j ‖υ_j − ῡ‖²) (the scale convention of spec §2.4);
+    1.0 if all prototypes coincide."""
+    P = np.asarray(prototypes, dtype=float)
+    rho = float(np.sqrt(np.mean(np.sum((P - P.mean(axis=0)) ** 2, axis=1))))
+    return rho if rho > 0 else 1.0
+
+
+def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray, alpha: float,
+                   cohort_rule: str, local_rule: str, kl_method: str = "exact") -> tuple[float, np.ndarray]:
+    """f(Z) = α O^(C)(Z) + (1 − α) O^(L)(Z) (Eq. 13) and its Euclidean gradient (Table A.1, spec §3.1).
+
+    ``cohort_rule`` ∈ {"dist" (Eq. 7), "kl" (Eq. 8 in the normalised A.8 form)}; ``local_rule`` ∈ {"dist" (Eq. 1),
+    "kl" (Eq. 2, joint p_s = W, repulsion by ``kl_method``)}. A term whose weight is 0 is not evaluated.
+    """
+    value, grad = 0.0, np.zeros_like(Z)
+    if alpha != 0.0:
+        fc, gc = (o_dist_c if cohort_rule == "dist" else o_kl_c)(Z, R, prototypes)
+        value, grad = alpha * fc, alpha * gc
+    if alpha != 1.0:
+        if local_rule == "dist":
+            fl, gl = o_dist_l(Z, W)
+        else:
+            fl, gl = o_kl_l(Z, W, method=kl_method)
+        value, grad = value + (1.0 - alpha) * fl, grad + (1.0 - alpha) * gl
+    return float(value), grad
+
+
+def laplacian_eigenmap(W: sp.spmatrix, k: int, random_state: int | None = 0) -> np.ndarray:
+    """The k eigenvectors of 𝐋(W) with the smallest *non-zero* eigenvalues (Appendix F init (ii)), as (l, k).
+
+    One zero eigenvalue per connected component of W is skipped. Sparse shift-invert Lanczos (``eigsh``,
+    σ slightly below 0, where 𝐋(W) − σI is SPD) with a seeded start vector; dense ``eigh`` for l ≤ 200.
+    Sign convention: the entry of largest magnitude of each column is positive.
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    from ..affinity import laplacian
+
+    L = laplacian(W).astype(np.float64)
+    l = L.shape[0]
+    n_comp = int(connected_components(W, directed=False)[0])
+    m = k + n_comp
+    if m > l:
+        raise ValueError(f"init='laplacian' needs k + #components ≤ l, got {k} + {n_comp} > {l}")
+    if l <= 200 or m >= l - 1:
+        _, vecs = np.linalg.eigh(L.toarray())
+    else:
+        scale = float(np.abs(L.diagonal()).max()) or 1.0
+        v0 = np.random.default_rng(random_state).uniform(0.5, 1.5, l)
+        vals, vecs = spla.eigsh(L.tocsc(), k=m, sigma=-1e-6 * scale, which="LM", v0=v0)
+        vecs = vecs[:, np.argsort(vals)]
+    V = vecs[:, n_comp:m]
+    idx = np.argmax(np.abs(V), axis=0)
+    return V * np.sign(V[idx, np.arange(k)])
+
+
+class _CovaManifold(Embedder):
+    """Shared base of COVA-E2–E4: Z ∈ R_*^{l×k} by Riemannian gradient descent (Table F.1, spec §3.3).
+
+    Parameters
+    ----------
+    alpha : weight α ∈ [0, 1] of the cohort rule in f = α O^(C) + (1−α) O^(L) (Eq. 13).
+    init : starting point (Appendix F, spec §3.3):
+        ``"prototypes"`` (default): z_i = υ_{y_i} + N(0, (1e-3·ρ)²) noise, ρ the RMS radius of Υ (the noise lets
+        coincident same-cohort points separate, spec §11.16);
+        ``"e1"``: the closed-form COVA-E1 solution at the same α (cheap and good; not in the paper);
+        ``"laplacian"``: the k eigenvectors of 𝐋(W) with the smallest non-zero eigenvalues rescaled to RMS
+        radius ρ;
+        ``"random"``: N(0, ρ²/k) entries (RMS radius ≈ ρ).
+        Every init is passed through the rank-checked retraction once, so it has full rank k.
+    max_iter : N, maximum number of iterations (default 1000, spec §3.3 [assumption]).
+    gtol : stop when ‖grad‖_F ≤ gtol·‖grad_0‖_F.
+    rank_check_every : N_c, the retraction's rank check runs every N_c iterations and at the last (Table F.1).
+    kl_method : repulsion back end of O_KL^(L) (``"exact"``: blocked, O(l²) time, no l×l array).
+    random_state : seed of the init noise / random init / Lanczos start vector.
+    verbose : log progress every 100 iterations at INFO (DEBUG otherwise) on the ``"cova"`` logger.
+
+    Attributes
+    ----------
+    embedding_ : (l, k) Z. ``prototypes_`` : Υ (what S_c compares with). ``n_iter_`` : iterations run.
+    ``objective_history_`` : f at the init and after every accepted step (non-increasing; Armijo).
+    ``objective_`` : final f. ``converged_`` : the gradient tolerance was reached. ``message_`` : stop reason.
+    """
+
+    _rules: tuple[str, str] = ("dist", "dist")
+
+    def __init__(self, alpha: float = 0.5, init: str = "prototypes", max_iter: int = 1000, gtol: float = 1e-6,
+                 rank_check_every: int = 10, kl_method: str = "exact", random_state: int | None = 0,
+                 verbose: bool = False):
+        self.alpha = alpha
+        self.init = init
+        self.max_iter = max_iter
+        self.gtol = gtol
+        self.rank_check_every = rank_check_every
+        self.kl_method = kl_method
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _initial_embedding(self, inputs: Inputs, k: int, rho: float) -> np.ndarray:
+        rng = np.random.default_rng(self.random_state)
+        l = inputs.W.shape[0]
+        if self.init == "prototypes":
+            Z = np.asarray(inputs.prototypes, float)[inputs.labels] + rng.normal(0.0, 1e-3 * rho, (l, k))
+        elif self.init == "e1":
+            Z = CovaE1(alpha=self.alpha).fit(inputs).embedding_
+        elif self.init == "laplacian":
+            V = laplacian_eigenmap(inputs.W, k, self.random_state)
+            Z = V * (rho / np.sqrt(np.mean(np.sum(V * V, axis=1))))
+        elif self.init == "random":
+            Z = rng.normal(0.0, rho / np.sqrt(k), (l, k))
+        else:
+            raise ValueError(f"init must be one of ['e1', 'laplacian', 'prototypes', 'random'], got {self.init!r}")
+        return noncompact_stiefel.retract(Z, np.zeros_like(Z), check_rank=True)
+
+    def fit(self, inputs: Inputs) -> "_CovaManifold":
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
+        W, R = inputs.W, np.asarray(inputs.R, dtype=float)
+        prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
+        k = prototypes.shape[1]
+        rho = prototype_radius(prototypes)
+        Z0 = self._initial_embedding(inputs, k, rho)
+        cohort_rule, local_rule = self._rules
+        alpha, kl_method = float(self.alpha), self.kl_method
+
+        def fun(Z: np.ndarray) -> tuple[float, np.ndarray]:
+            return cova_objective(Z, W, R, prototypes, alpha, cohort_rule, local_rule, kl_method)
+
+        log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, alpha = %g, init = %s",
+                type(self).__name__, Z0.shape[0], alpha, self.init)
+        res = riemannian_gradient_descent(fun, Z0, retract=noncompact_stiefel.retract, max_iter=self.max_iter,
+                                          gtol=self.gtol, rank_check_every=self.rank_check_every,
+                                          verbose=self.verbose, log_every=100)
+        self.embedding_ = np.ascontiguousarray(res.x)
+        self.prototypes_ = prototypes
+        self.n_iter_ = res.n_iter
+        self.objective_history_ = np.asarray(res.history)
+        self.objective_ = res.fun
+        self.converged_ = res.converged
+        self.message_ = res.message
+        return self
+
+
+class CovaE2(_CovaManifold):
+    """COVA-E2: O_KL^(C) + O_KL^(L) (Sec. 3.3), Z on the noncompact Stiefel manifold. See :class:`_CovaManifold`."""
+
+    _rules = RULES["e2"]
+
+
+class CovaE3(_CovaManifold):
+    """COVA-E3: O_dist^(C) + O_KL^(L) (Sec. 3.3), Z on the noncompact Stiefel manifold. See :class:`_CovaManifold`."""
+
+    _rules = RULES["e3"]
+
+
+class CovaE4(_CovaManifold):
+    """COVA-E4: O_KL^(C) + O_dist^(L) (Sec. 3.3), Z on the noncompact Stiefel manifold. See :class:`_CovaManifold`."""
+
+    _rules = RULES["e4"]
+
+
+# ============================================================================================================
+# COVA-P1–P4: Z = F U with U on the Stiefel manifold St(k̃, k) (Sec. 3.2.1, Appendix B, Table F.2, spec §3.4)
+# ============================================================================================================
+
+def _check_X_new(model: Embedder, X: np.ndarray) -> np.ndarray:
+    if not hasattr(model, "components_"):
+        raise ValueError(f"{type(model).__name__} is not fitted yet; call fit first")
+    return np.asarray(X, dtype=np.float64)
+
+
+class _CovaProjection(Embedder):
+    """Shared base of COVA-P1–P4: Z = F U, UᵀU = I_k, by Stiefel gradient descent with SGD batches.
+
+    F (l×k̃) holds Gaussian relation features to k̃ random sample prototypes (spec §2.5,
+    :class:`cova.cohorts.RelationFeatures`); the U-gradient of f(FU) is Fᵀ·Grad_Z (Table A.2 corrected, T3–T6);
+    the step is U ← R_U(−γ P_U(Grad)) (Eq. 19) with the tangent projection of Eq. 16 and a QR (Eq. 17, sign-fixed)
+    or polar (B.17, exponent −1/2) retraction, Armijo line search (spec §3.3).
+
+    SGD (Table F.2): ``cycles`` times, shuffle and split into batches of at most ``batch_size`` samples, run
+    ``inner_iter`` Armijo steps on the batch objective (W_II, R_I renormalised to unit sum, F_I the batch rows),
+    carry U on. With l ≤ batch_size this is full-batch gradient descent with ``inner_iter·cycles`` steps. The
+    defaults inner_iter = 30, cycles = 10 give the N·T = 300 steps of spec §10 (§3.4 lists N = 20 as the batch
+    default; §10's acceptance numbers were made with N·T = 300).
+
+    Parameters
+    ----------
+    alpha : weight α of the cohort rule (Eq. 13).
+    n_sample_prototypes : k̃, an int (capped at l) or a fraction of l (Cora: 0.15).
+    sigma : σ_F of the relation features; ``None`` = median of ‖x_i − q_j‖ (spec §2.5 [assumption]).
+    init : ``"eigen"`` (the k eigenvectors of Fᵀ𝐋(W)F with the smallest eigenvalues, OLPP-style; spec §3.4
+        default) or ``"random"`` (Haar-random point of St(k̃, k)).
+    retraction : ``"qr"`` or ``"polar"``.
+    batch_size, inner_iter, cycles : l_batch, N and T of Table F.2.
+    gtol : per-batch gradient tolerance relative to the batch's initial Riemannian gradient.
+    kl_method : repulsion back end of O_KL^(L).
+    random_state : seed of the sample-prototype draw, the random init and the batch shuffles.
+    verbose : log progress on the ``"cova"`` logger at INFO (DEBUG otherwise).
+
+    Attributes
+    ----------
+    embedding_ : (l, k) Z = FU. ``prototypes_`` : Υ. ``components_`` : U (k̃, k).
+    ``relation_features_`` : the fitted :class:`~cova.cohorts.RelationFeatures` (q_j, σ_F).
+    ``n_iter_`` : total steps. ``objective_history_`` : f at U_0 and after every step for full-batch runs
+    (non-increasing); ``None`` with SGD batches (batch objectives are not comparable, see ``batch_history_``).
+    ``objective_`` : final f for full-batch runs, else ``None``.
+    """
+
+    _rules: tuple[str, str] = ("dist", "dist")
+
+    def __init__(self, alpha: float = 0.5, n_sample_prototypes: int | float = 500, sigma: float | None = None,
+                 init: str = "eigen", retraction: str = "qr", batch_size: int = 1000, inner_iter: int = 30,
+                 cycles: int = 10, gtol: float = 1e-6, kl_method: str = "exact", random_state: int | None = 0,
+                 verbose: bool = False):
+        self.alpha = alpha
+        self.n_sample_prototypes = n_sample_prototypes
+        self.sigma = sigma
+        self.init = init
+        self.retraction = retraction
+        self.batch_size = batch_size
+        self.inner_iter = inner_iter
+        self.cycles = cycles
+        self.gtol = gtol
+        self.kl_method = kl_method
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _initial_components(self, F: np.ndarray, W: sp.spmatrix, k: int) -> np.ndarray:
+        if self.init == "eigen":
+            A_L = laplacian_gram(F, W)
+            _, U = scipy.linalg.eigh(A_L, subset_by_index=[0, k - 1])
+            idx = np.argmax(np.abs(U), axis=0)
+            return U * np.sign(U[idx, np.arange(k)])
+        if self.init == "random":
+            return stiefel.random_point(F.shape[1], k, self.random_state)
+        raise ValueError(f"init must be one of ['eigen', 'random'], got {self.init!r}")
+
+    def fit(self, inputs: Inputs) -> "_CovaProjection":
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
+        retractions = {"qr": stiefel.retract_qr, "polar": stiefel.retract_polar}
+        if self.retraction not in retractions:
+            raise ValueError(f"retraction must be one of {sorted(retractions)}, got {self.retraction!r}")
+        W, R = inputs.W, np.asarray(inputs.R, dtype=float)
+        prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
+        k = prototypes.shape[1]
+        rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
+        F = rf.fit(inputs.X).transform(inputs.X)
+        if F.shape[1] < k:
+            raise ValueError(f"need at least k = {k} sample prototypes, got {F.shape[1]}")
+        U0 = self._initial_components(F, W, k)
+        l = F.shape[0]
+        cohort_rule, local_rule = self._rules
+        alpha, kl_method = float(self.alpha), self.kl_method
+
+        def make_batch_problem(indices: np.ndarray):
+            if indices.size == l:
+                Wb, Rb, Fb = W, R, F
+            else:
+                Wb, Rb = batch_inputs(W, R, indices)
+                Fb = F[indices]
+
+            def fun(U: np.ndarray) -> tuple[float, np.ndarray]:
+                value, grad_Z = cova_objective(Fb @ U, Wb, Rb, prototypes, alpha, cohort_rule, local_rule,
+                                               kl_method)
+                return value, project_gradient(Fb, grad_Z)
+            return fun
+
+        log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, k_tilde = %d, sigma_F = %.4g",
+                type(self).__name__, l, F.shape[1], rf.sigma_)
+        res = sgd_batches(make_batch_problem, U0, l, batch_size=self.batch_size, inner_iter=self.inner_iter,
+                          cycles=self.cycles, random_state=self.random_state, retract=retractions[self.retraction],
+                          project=stiefel.project_tangent, gtol=self.gtol, verbose=self.verbose, log_every=100)
+        full_batch = l <= self.batch_size
+        self.components_ = res.x
+        self.relation_features_ = rf
+        self.embedding_ = np.ascontiguousarray(F @ res.x)
+        self.prototypes_ = prototypes
+        self.n_iter_ = res.n_iter
+        self.objective_history_ = np.asarray(res.history) if full_batch else None
+        self.batch_history_ = None if full_batch else np.asarray(res.history)
+        self.objective_ = res.fun if full_batch else None
+        self.message_ = res.message
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Out-of-sample embedding Z_new = F_new U with the fitted q_j and σ_F (Sec. 3.2, footnote 4)."""
+        X = _check_X_new(self, X)
+        return self.relation_features_.transform(X) @ self.components_
+
+
+class CovaP1(_CovaProjection):
+    """COVA-P1: O_dist^(C) + O_dist^(L) on Z = FU. No closed form (D.5–D.7: an orthogonality-constrained Sylvester
+    equation), optimised iteratively. See :class:`_CovaProjection`."""
+
+    _rules = RULES["p1"]
+
+
+class CovaP2(_CovaProjection):
+    """COVA-P2: O_KL^(C) + O_KL^(L) on Z = FU. See :class:`_CovaProjection`."""
+
+    _rules = RULES["p2"]
+
+
+class CovaP3(_CovaProjection):
+    """COVA-P3: O_dist^(C) + O_KL^(L) on Z = FU. See :class:`_CovaProjection`."""
+
+    _rules = RULES["p3"]
+
+
+class CovaP4(_CovaProjection):
+    """COVA-P4: O_KL^(C) + O_dist^(L) on Z = FU. See :class:`_CovaProjection`."""
+
+    _rules = RULES["p4"]
+
+
+# ============================================================================================================
+# eigen-COVA (Sec. 3.2.2, Eqs. 20–25, Table F.3, spec §3.5 corrected)
+# ============================================================================================================
+
+def laplacian_gram(F: np.ndarray, W: sp.spmatrix) -> np.ndarray:
+    """A_L = Fᵀ𝐋(W)F = Fᵀ𝐃(W)F − (WF)ᵀF (k̃×k̃), by sparse products (O(nnz(W)k̃ + lk̃²), no l×l array).
+    Symmetrised to remove round-off."""
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    A = F.T @ (degree[:, None] * F) - np.asarray(W @ F).T @ F
+    return 0.5 * (A + A.T)
+
+
+def prototype_distance_weights(prototypes: np.ndarray, normalize: bool = True) -> np.ndarray:
+    """W_v = [‖υ_i − υ_j‖₂] (c×c, Eq. 22), divided by its sum when ``normalize`` (unit-sum default, spec §3.5
+    [assumption]; the raw W_v makes v dominate and Z collapse)."""
+    P = np.asarray(prototypes, dtype=float)
+    diff = P[:, None, :] - P[None, :, :]
+    Wv = np.sqrt(np.sum(diff * diff, axis=2))
+    if normalize:
+        total = Wv.sum()
+        if total <= 0:
+            raise ValueError("all prototypes coincide: W_v sums to 0 and cannot be normalised")
+        Wv = Wv / total
+    return Wv
+
+
+def eigen_cova_blocks(F: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray,
+                      W_v: np.ndarray) -> dict[str, np.ndarray]:
+    """The Gram blocks of O_eig, computed once (spec §3.5 "Efficient form"):
+    A_L = Fᵀ𝐋(W)F, A_R = Fᵀ𝐃(R)F, B₀ = FᵀRΥ, C_R = Υᵀ𝐃(Rᵀ)Υ, C_v = Υᵀ𝐋(W_v)Υ."""
+    P = np.asarray(prototypes, dtype=float)
+    A_R = F.T @ (R.sum(axis=1)[:, None] * F)
+    Lv = np.diag(W_v.sum(axis=1)) - W_v
+    C_v = P.T @ Lv @ P
+    C_R = P.T @ (R.sum(axis=0)[:, None] * P)
+    return {"A_L": laplacian_gram(F, W), "A_R": 0.5 * (A_R + A_R.T), "B0": F.T @ (R @ P),
+            "C_R": 0.5 * (C_R + C_R.T), "C_v": 0.5 * (C_v + C_v.T)}
+
+
+def eigen_cova_matrix(blocks: dict[str, np.ndarray], alpha: float, eta: float) -> np.ndarray:
+    """O_eig of Eq. 24/25 **with the corrected B = [[0, R], [Rᵀ, 0]]** (spec §3.5, T13), (k̃+k)×(k̃+k), symmetric:
+
+    ``[[Fᵀ((1−α)𝐋(W) + αη𝐃(R))F, −αη FᵀRΥ], [−αη ΥᵀRᵀF, Υᵀ(αη𝐃(Rᵀ) − α(1−η)𝐋(W_v))Υ]]``.
+    """
+    O11 = (1.0 - alpha) * blocks["A_L"] + alpha * eta * blocks["A_R"]
+    O12 = -alpha * eta * blocks["B0"]
+    O22 = alpha * eta * blocks["C_R"] - alpha * (1.0 - eta) * blocks["C_v"]
+    return np.block([[O11, O12], [O12.T, O22]])
+
+
+def eigen_cova_objective(F: np.ndarray, U: np.ndarray, V: np.ndarray, W: sp.spmatrix, R: np.ndarray,
+                         prototypes: np.ndarray, W_v: np.ndarray, alpha: float, eta: float) -> float:
+    """The eigen-COVA objective of Eq. 23, evaluated term by term (not through O_eig):
+    ``αη Σ_ij r_ij ‖z_i − e_j‖² + (1−α) tr(Zᵀ𝐋(W)Z) − α(1−η) ½ Σ_ij w^(v)_ij ‖e_i − e_j‖²`` with Z = FU, E = ΥV."""
+    Z = F @ U
+    E = np.asarray(prototypes, dtype=float) @ V
+    fc, _ = o_dist_c(Z, R, E)
+    fl, _ = o_dist_l(Z, W)
+    diff = E[:, None, :] - E[None, :, :]
+    aux = 0.5 * float(np.sum(W_v * np.sum(diff * diff, axis=2)))
+    return alpha * eta * fc + (1.0 - alpha) * fl - alpha * (1.0 - eta) * aux
+
+
+def _complement_basis(vectors: list[np.ndarray], n: int) -> np.ndarray:
+    """Orthonormal basis (n, n − m) of the orthogonal complement of span(vectors) in R^n (zero vectors ignored)."""
+    vs = [v / np.linalg.norm(v) for v in vectors if np.linalg.norm(v) > 0]
+    if not vs:
+        return np.eye(n)
+    Q, _ = np.linalg.qr(np.column_stack(vs), mode="complete")
+    return Q[:, len(vs):]
+
+
+def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sequential deflation of Table F.3, restricted to the orthogonal complement (spec §3.5).
+
+    Step t solves the smallest eigenpair of O_eig on the complement of span{[u^(s); 0], [0; v^(s)] : s < t}. Since
+    F^t = FΠ_u and Υ^t = ΥΠ_v (Π the orthogonal projectors onto the complements of the earlier u's and v's, which
+    are mutually orthogonal), O_eig^(t) = blockdiag(Π_u, Π_v) O_eig blockdiag(Π_u, Π_v) agrees with O_eig on that
+    complement, so the deflated matrix is never formed: QᵀO_eigQ with Q an orthonormal basis of the complement,
+    one dense ``eigh`` with ``subset_by_index=[0, 0]`` (LAPACK ``syevx``, bisection + inverse iteration, the
+    paper's suggested inverse iteration for a single eigenvector) per step. This skips the null-space trap: [u^(s); 0] and
+    [0; v^(s)] are exact null vectors of O_eig^(t).
+
+    Returns ``P`` ((k̃+k)×k, columns p_t with ‖p_t‖ = 1, sign: largest-magnitude entry positive) and the k
+    eigenvalues. Raises ``ValueError("degenerate: ...")`` when a restricted smallest eigenvalue is
+    ≥ −1e-12·‖O_eig‖₂ (no negative eigenvalue: lower η).
+    """
+    n = k_tilde + k
+    if O_eig.shape != (n, n):
+        raise ValueError(f"O_eig must be ({n}, {n}), got {O_eig.shape}")
+    ext = scipy.linalg.eigh(O_eig, eigvals_only=True, subset_by_index=[n - 1, n - 1], driver="evx")[0]
+    low = scipy.linalg.eigh(O_eig, eigvals_only=True, subset_by_index=[0, 0], driver="evx")[0]
+    norm = max(abs(ext), abs(low))
+    us: list[np.ndarray] = []
+    vs: list[np.ndarray] = []
+    P = np.zeros((n, k))
+    eigenvalues = np.zeros(k)
+    for t in range(k):
+        Qu = _complement_basis(us, k_tilde)
+        Qv = _complement_basis(vs, k)
+        Q = scipy.linalg.block_diag(Qu, Qv)
+        M = Q.T @ O_eig @ Q
+        lam, y = scipy.linalg.eigh(0.5 * (M + M.T), subset_by_index=[0, 0], driver="evx")
+        lam = float(lam[0])
+        if lam >= -1e-12 * norm:
+            raise ValueError(f"degenerate: no negative eigenvalue at step {t + 1} (smallest restricted eigenvalue "
+                             f"{lam:.3g}, ‖O_eig‖₂ = {norm:.3g}); lower eta (the cohort-proximity weight η) or "
+                             f"strengthen the prototype-spread term")
+        p = Q @ y[:, 0]
+        p /= np.linalg.norm(p)
+        p *= np.sign(p[np.argmax(np.abs(p))])
+        P[:, t] = p
+        eigenvalues[t] = lam
+        us.append(p[:k_tilde])
+        vs.append(p[k_tilde:])
+    return P, eigenvalues
+
+
+class EigenCova(Embedder):
+    """eigen-COVA (Sec. 3.2.2, Eqs. 20–25, Table F.3; spec §3.5 corrected).
+
+    Minimises ``αη O_dist^(C)(FU; E) + (1−α) O_dist^(L)(FU) − α(1−η) O_aux(E)`` (Eq. 23) over P = [U; V] with
+    PᵀP = I, E = ΥV the auxiliary projected prototypes and O_aux(E) = tr(Eᵀ𝐋(W_v)E), W_v = [‖υ_i − υ_j‖] (Eq. 22).
+    Solved as k sequential smallest-eigenvector problems of the (k̃+k)-square O_eig (corrected Eq. 25, T13) with
+    deflation restricted to the orthogonal complement (:func:`eigen_cova_solve`). The Gram blocks are computed
+    once (:func:`eigen_cova_blocks`). U and V are **not** rescaled (‖p_t‖ = 1 fixes the common scale of Z and E);
+    S_c for eigen-COVA uses E (Appendix G), so ``prototypes_`` = E.
+
+    Parameters
+    ----------
+    alpha : cohort weight α. eta : η ∈ [0, 1], cohort proximity vs prototype spread.
+    n_sample_prototypes, sigma : relation features F (spec §2.5), as for P1–P4.
+    wv_normalize : divide W_v by its sum (default, spec §3.5 [assumption]); False = the literal Eq. 22.
+        W_v is always computed from the original Υ, not the deflated Υ^t [assumption].
+    random_state : seed of the sample-prototype draw.
+
+    Attributes
+    ----------
+    embedding_ : Z = FU (l, k). ``prototypes_`` : E = ΥV (c, k). ``components_`` : U (k̃, k).
+    ``prototype_components_`` : V (k, k). ``eigenvectors_`` : P = [U; V]. ``eigenvalues_`` : the k eigenvalues.
+    ``relation_features_`` : the fitted :class:`~cova.cohorts.RelationFeatures`. ``W_v_`` : the W_v used.
+    ``objective_`` : Eq. 23 at the solution (= the sum of the eigenvalues).
+    """
+
+    def __init__(self, alpha: float = 0.5, eta: float = 0.8, n_sample_prototypes: int | float = 500,
+                 sigma: float | None = None, wv_normalize: bool = True, random_state: int | None = 0):
+        self.alpha = alpha
+        self.eta = eta
+        self.n_sample_prototypes = n_sample_prototypes
+        self.sigma = sigma
+        self.wv_normalize = wv_normalize
+        self.random_state = random_state
+
+    def fit(self, inputs: Inputs) -> "EigenCova":
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
+        if not 0.0 <= self.eta <= 1.0:
+            raise ValueError(f"eta must lie in [0, 1], got {self.eta}")
+        W, R = inputs.W, np.asarray(inputs.R, dtype=float)
+        prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
+        k = prototypes.shape[1]
+        rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
+        F = rf.fit(inputs.X).transform(inputs.X)
+        W_v = prototype_distance_weights(prototypes, self.wv_normalize)
+        blocks = eigen_cova_blocks(F, W, R, prototypes, W_v)
+        O_eig = eigen_cova_matrix(blocks, float(self.alpha), float(self.eta))
+        P, eigenvalues = eigen_cova_solve(O_eig, F.shape[1], k)
+        U, V = P[:F.shape[1]], P[F.shape[1]:]
+        self.eigenvectors_ = P
+        self.eigenvalues_ = eigenvalues
+        self.components_ = U
+        self.prototype_components_ = V
+        self.relation_features_ = rf
+        self.W_v_ = W_v
+        self.embedding_ = np.ascontiguousarray(F @ U)
+        self.prototypes_ = prototypes @ V
+        self.objective_ = float(eigenvalues.sum())
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Out-of-sample embedding Z_new = F_new U (Sec. 3.2, footnote 4)."""
+        X = _check_X_new(self, X)
+        return self.relation_features_.transform(X) @ self.components_

@@ -6,12 +6,20 @@ import inspect
 from typing import Any
 
 from .base import Embedder
-from .cova import CovaE1
+from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
 from .sklearn_baselines import PCA
 from .tsne import TSNE
 
 METHODS: dict[str, type[Embedder]] = {
     "cova_e1": CovaE1,
+    "cova_e2": CovaE2,
+    "cova_e3": CovaE3,
+    "cova_e4": CovaE4,
+    "cova_p1": CovaP1,
+    "cova_p2": CovaP2,
+    "cova_p3": CovaP3,
+    "cova_p4": CovaP4,
+    "eigen_cova": EigenCova,
     "tsne": TSNE,
     "pca": PCA,
 }
