@@ -116,6 +116,23 @@ def cmd_table(a: argparse.Namespace) -> None:
     log.info("%d rows -> %s, %s", len(table), a.csv, a.html)
 
 
+def cmd_datasets_table(a: argparse.Namespace) -> None:
+    import pandas as pd
+
+    from .datasets import Dataset
+    from .viz.tables import dataset_summary, write_csv_atomic, write_html_atomic
+
+    info = _json(a.info)
+    rows = []
+    for path, (name, loader, description) in zip(a.datasets, info):
+        ds = Dataset.load(path)
+        rows.append(dataset_summary(name, loader, description, ds.meta, ds.n_samples, ds.X.shape[1], ds.n_cohorts))
+    table = pd.DataFrame(rows)
+    write_csv_atomic(table, a.csv)
+    write_html_atomic(table, a.html, title="Datasets",
+                      note="What each run used: source, split or subset, and whether it is a synthetic stand-in.")
+
+
 def cmd_fig1(a: argparse.Namespace) -> None:
     from .experiments.cova_fig1 import render_fig1
 
@@ -134,6 +151,7 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     "scatter": ("cohort scatter plot of one embedding", cmd_scatter,
                 ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
     "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),
+    "datasets-table": ("summarise the processed datasets", cmd_datasets_table, ["info", "csv", "html"], {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
 }
@@ -150,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument(f"--{name}", default=default, type=int if name == "seed" else str)
         if step == "table":
             s.add_argument("--scores", nargs="+", required=True)
+        if step == "datasets-table":
+            s.add_argument("--datasets", nargs="+", required=True)
         s.set_defaults(func=func)
     return p
 

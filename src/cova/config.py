@@ -239,4 +239,9 @@ class Plan:
 
     def all_targets(self) -> list[str]:
         return ([self.dataset_path(d) for d in self.config["datasets"]] + self.run_files("scatter.png")
-                + ["results/tables/scores.csv", "results/tables/scores.html"] + self.paper_targets())
+                + ["results/tables/scores.csv", "results/tables/scores.html", "results/tables/datasets.csv",
+                   "results/tables/datasets.html"] + self.paper_targets())
+
+    def datasets_info(self) -> list[tuple[str, str, str]]:
+        """(name, loader, description) of every configured dataset, in config order."""
+        return [(n, d["loader"], d.get("description", "")) for n, d in self.config["datasets"].items()]

@@ -38,3 +38,28 @@ rule dataset:
     shell:
         "python -m cova dataset --name {wildcards.dataset} --loader {params.loader}"
         " --params {params.loader_params:q} {params.raw} --out {output} 2> {log}"
+
+
+rule datasets_table:
+    input:
+        [PLAN.dataset_path(d) for d in config["datasets"]],
+    output:
+        csv="results/tables/datasets.csv",
+        html=report(
+            "results/tables/datasets.html",
+            caption="../report/datasets.rst",
+            category="Tables",
+            labels={"table": "datasets"},
+        ),
+    params:
+        info=as_json(PLAN.datasets_info()),
+    log:
+        "results/logs/tables/datasets.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=8000,
+        runtime=10,
+    shell:
+        "python -m cova datasets-table --datasets {input} --info {params.info:q}"
+        " --csv {output.csv} --html {output.html} 2> {log}"
