@@ -133,6 +133,14 @@ def cmd_datasets_table(a: argparse.Namespace) -> None:
                       note="What each run used: source, split or subset, and whether it is a synthetic stand-in.")
 
 
+def cmd_experiment(a: argparse.Namespace) -> None:
+    from .experiments.renderers import render
+
+    spec = _json(a.spec)
+    log.info("rendering %s (%s) from %d runs", spec["name"], spec["renderer"], len(spec["runs"]))
+    render(spec, {"png": a.png, "csv": a.csv, "html": a.html})
+
+
 def cmd_fig1(a: argparse.Namespace) -> None:
     from .experiments.cova_fig1 import render_fig1
 
@@ -152,6 +160,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                 ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
     "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),
     "datasets-table": ("summarise the processed datasets", cmd_datasets_table, ["info", "csv", "html"], {}),
+    "experiment": ("render a paper figure/table from scored runs", cmd_experiment, ["spec", "png", "csv", "html"],
+                   {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,9 +63,12 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
 
 def _check_references(config: dict[str, Any]) -> None:
     from .datasets import LOADERS
-    from .methods import method_parameters
+    from .methods import METHODS, method_parameters
 
     for name, ds in config["datasets"].items():
+        if ds["loader"] not in LOADERS:
+            raise ConfigError(f"config key datasets.{name}.loader: {ds['loader']!r} is not allowed; "
+                              f"allowed values: {sorted(LOADERS)}")
         allowed = set(inspect.signature(LOADERS[ds["loader"]]).parameters) - {"raw_dir"}
         unknown = sorted(set(ds.get("params", {})) - allowed)
         if unknown:
@@ -77,16 +81,34 @@ def _check_references(config: dict[str, Any]) -> None:
             raise ConfigError(f"config key datasets.{name}: the generic loader needs params.path (a local file) "
                               f"or source: {{url, sha256}}")
     for name, m in config["methods"].items():
+        if m["method"] not in METHODS:
+            raise ConfigError(f"config key methods.{name}.method: {m['method']!r} is not allowed; "
+                              f"allowed values: {sorted(METHODS)}")
         allowed = method_parameters(m["method"])
-        unknown = sorted(set(m.get("params", {})) - set(allowed))
-        if unknown:
-            raise ConfigError(f"config key methods.{name}.params: unknown parameters {unknown}; "
-                              f"allowed for method {m['method']!r}: {allowed}")
-    for i, run in enumerate(config["runs"]):
-        _ref(config, "datasets", run["dataset"], f"runs[{i}].dataset")
-        _ref(config, "inputs", run["inputs"], f"runs[{i}].inputs")
-        for j, m in enumerate(run["methods"]):
-            _ref(config, "methods", m, f"runs[{i}].methods[{j}]")
+        for key in ("params", "grid"):
+            unknown = sorted(set(m.get(key, {})) - set(allowed))
+            if unknown:
+                raise ConfigError(f"config key methods.{name}.{key}: unknown parameters {unknown}; "
+                                  f"allowed for method {m['method']!r}: {allowed}")
+    experiments = config.get("paper", {}).get("experiments", {})
+    blocks = [("runs", config["runs"])] + [(f"paper.experiments.{n}.runs", e["runs"]) for n, e in experiments.items()]
+    for where, runs in blocks:
+        for i, run in enumerate(runs):
+            _ref(config, "datasets", run["dataset"], f"{where}[{i}].dataset")
+            _ref(config, "inputs", run["inputs"], f"{where}[{i}].inputs")
+            for j, m in enumerate(run["methods"]):
+                _ref(config, "methods", m, f"{where}[{i}].methods[{j}]")
+    for name, e in experiments.items():
+        for axis in {"sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
+            if axis not in e:
+                raise ConfigError(f"config key paper.experiments.{name}.{axis}: required by renderer "
+                                  f"{e['renderer']!r} (the swept parameter)")
+        if "reference" in e:
+            from .experiments.reference import REFERENCE
+
+            if e["reference"] not in REFERENCE:
+                raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
+                                  f"allowed; allowed values: {sorted(REFERENCE)}")
     fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
     if fig1:
         _ref(config, "datasets", fig1["dataset"], "paper.cova.fig1.dataset")
@@ -117,6 +139,25 @@ class MethodJob:
     params_id: str
     params: dict[str, Any]
     resources: dict[str, int]
+    grid_values: dict[str, Any]
+
+
+def expand_grid(entry: str, spec: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(name, params, grid values) for every combination of a method entry's ``grid`` (or the entry itself).
+
+    Names are ``{entry}-{param}{value}-...`` in the grid's key order, e.g. ``eig-alpha0.9-eta0.5``.
+    """
+    base = dict(spec.get("params", {}))
+    grid = spec.get("grid")
+    if not grid:
+        return [(entry, base, {})]
+    keys = list(grid)
+    out = []
+    for values in itertools.product(*(grid[k] for k in keys)):
+        chosen = dict(zip(keys, values))
+        name = "-".join([entry] + [f"{k}{v}" for k, v in chosen.items()])
+        out.append((name, {**base, **chosen}, chosen))
+    return out
 
 
 class Plan:
@@ -130,10 +171,15 @@ class Plan:
                            for name, spec in config["inputs"].items()}
         self._inputs_by_id = {v: k for k, v in self.inputs_ids.items()}
         self.method_jobs: dict[str, MethodJob] = {}
+        self.entry_groups: dict[str, list[str]] = {}
         for entry, m in config["methods"].items():
-            params = dict(m.get("params", {}))
-            pid = make_id(entry, {"method": m["method"], "params": params, "seed": self.seed})
-            self.method_jobs[entry] = MethodJob(entry, m["method"], pid, params, dict(m.get("resources", {})))
+            self.entry_groups[entry] = []
+            for name, params, values in expand_grid(entry, m):
+                pid = make_id(name, {"method": m["method"], "params": params, "seed": self.seed})
+                self.method_jobs[name] = MethodJob(name, m["method"], pid, params, dict(m.get("resources", {})),
+                                                   values)
+                self.entry_groups[entry].append(name)
+        self.experiments: dict[str, dict[str, Any]] = dict(config.get("paper", {}).get("experiments", {}))
         self._method_by_id = {(j.method, j.params_id): j for j in self.method_jobs.values()}
 
     # wildcard value -> parameters
@@ -210,13 +256,45 @@ class Plan:
         job = self.method_jobs[entry]
         return f"results/{dataset}/{self.inputs_ids[inputs]}/{job.method}/{job.params_id}"
 
-    def runs(self) -> list[tuple[str, str, str]]:
-        """(dataset, inputs, method entry) triples, in config order, without repeats."""
+    def expand_runs(self, runs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        """(dataset, inputs, method entry) triples of a ``runs`` list, grids expanded, in order, no repeats."""
         seen: dict[tuple[str, str, str], None] = {}
-        for run in self.config["runs"]:
+        for run in runs:
             for entry in run["methods"]:
-                seen[(run["dataset"], run["inputs"], entry)] = None
+                for name in self.entry_groups[entry]:
+                    seen[(run["dataset"], run["inputs"], name)] = None
         return list(seen)
+
+    def runs(self) -> list[tuple[str, str, str]]:
+        """Every run: those of ``runs`` and those the paper experiments need."""
+        return self.expand_runs(self.config["runs"] + [r for e in self.experiments.values() for r in e["runs"]])
+
+    def experiment_runs(self, name: str) -> list[tuple[str, str, str]]:
+        return self.expand_runs(self.experiments[name]["runs"])
+
+    def experiment_spec(self, name: str) -> dict[str, Any]:
+        """What the renderer gets: the experiment block plus, per run, its files and grid values."""
+        e = self.experiments[name]
+        runs = []
+        for dataset, inputs, entry in self.experiment_runs(name):
+            job = self.method_jobs[entry]
+            runs.append({"dataset": dataset, "inputs": inputs, "entry": entry, "method": job.method,
+                         "grid": job.grid_values, "data": self.dataset_path(dataset),
+                         "inputs_file": self.inputs_file(dataset, inputs),
+                         "embedding": self.run_file(dataset, inputs, entry, "embedding.npz"),
+                         "scores": self.run_file(dataset, inputs, entry, "scores.json")})
+        return {**{k: v for k, v in e.items() if k != "runs"}, "name": name, "runs": runs}
+
+    def experiment_inputs(self, name: str) -> list[str]:
+        files: dict[str, None] = {}
+        for run in self.experiment_spec(name)["runs"]:
+            for key in ("data", "inputs_file", "embedding", "scores"):
+                files[run[key]] = None
+        return list(files)
+
+    def experiment_outputs(self, name: str) -> dict[str, str]:
+        stem = f"results/paper/{self.experiments[name]['paper']}/{name}"
+        return {"png": f"{stem}.png", "csv": f"{stem}.csv", "html": f"{stem}.html"}
 
     def run_dirs(self) -> list[str]:
         return [self.run_dir(*r) for r in self.runs()]
@@ -235,6 +313,8 @@ class Plan:
         targets = []
         if self.config.get("paper", {}).get("cova", {}).get("fig1"):
             targets.append("results/paper/cova/fig1.png")
+        for name in self.experiments:
+            targets.extend(self.experiment_outputs(name).values())
         return targets
 
     def all_targets(self) -> list[str]:

@@ -2,7 +2,15 @@
 
 FIG1 = config.get("paper", {}).get("cova", {}).get("fig1")
 
+
+wildcard_constraints:
+    paper="cova|nerv|dosnes|coembedding|featmap",
+    name="[A-Za-z0-9_.-]+",
+
+
 if FIG1:
+
+    ruleorder: cova_fig1 > experiment
 
     rule cova_fig1:
         input:
@@ -30,3 +38,34 @@ if FIG1:
             "python -m cova fig1 --dataset {input.data} --inputs {input.inputs} --cova {input.cova}"
             " --cova-scores {input.cova_scores} --tsne {input.tsne} --tsne-scores {input.tsne_scores}"
             " --out {output} 2> {log}"
+
+
+rule experiment:
+    input:
+        lambda wc: PLAN.experiment_inputs(wc.name),
+    output:
+        png=report(
+            "results/paper/{paper}/{name}.png",
+            caption="../report/experiment.rst",
+            category="Paper: {paper}",
+            labels={"figure": "{name}"},
+        ),
+        csv="results/paper/{paper}/{name}.csv",
+        html=report(
+            "results/paper/{paper}/{name}.html",
+            caption="../report/experiment.rst",
+            category="Paper: {paper}",
+            labels={"table": "{name}"},
+        ),
+    params:
+        spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
+    log:
+        "results/logs/paper/{paper}/{name}.log",
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    shell:
+        "python -m cova experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
+        " --html {output.html} 2> {log}"

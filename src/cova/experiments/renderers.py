@@ -1,0 +1,155 @@
+"""Generic renderers of paper figures and tables from scored runs.
+
+Each renderer receives an experiment spec (built by ``cova.config.Plan.experiment_spec``): the runs it shows,
+each with its dataset, inputs, embedding and scores files, and writes three outputs: a PNG figure, a CSV of
+the scores (fractions; the paper's printed numbers, in percent, in ``paper_*`` columns where a reference is
+given) and an HTML table (percentages).
+
+- ``score_table``: scores of every run beside the paper's numbers (e.g. COVA Table H.2) and a scatter grid.
+- ``scatter_grid``: one cohort scatter per run, datasets as rows (e.g. COVA Fig. 2 / H.4).
+- ``sweep``: scores against one swept parameter (e.g. COVA Fig. H.3, the α sweep).
+- ``heatmap``: one heat map per score over two swept parameters (e.g. COVA Fig. H.2, eigen-COVA α × η).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..inputs import Inputs
+from ..io import atomic_path
+from ..viz.scatter import SCORE_LABELS, format_scores, plot_cohorts
+from ..viz.tables import write_csv_atomic, write_html_atomic
+from .reference import REFERENCE
+
+DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
+
+
+def _records(spec: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for run in spec["runs"]:
+        scores = json.loads(Path(run["scores"]).read_text())
+        rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
+                     "method": run["method"], **run.get("grid", {}),
+                     **{k: scores[k] for k in ("s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness",
+                                               "continuity")}})
+    return pd.DataFrame(rows)
+
+
+def _with_reference(table: pd.DataFrame, key: str | None, scores: list[str]) -> pd.DataFrame:
+    if not key:
+        return table
+    rows = REFERENCE[key]["rows"]
+    for s in scores:
+        table[f"paper_{s}"] = [rows.get((d, m), {}).get(s, np.nan) for d, m in zip(table.dataset, table.method)]
+    return table
+
+
+def _save(fig: plt.Figure, path: str) -> None:
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
+    datasets = list(dict.fromkeys(r["dataset"] for r in spec["runs"]))
+    per_row = [[r for r in spec["runs"] if r["dataset"] == d] for d in datasets]
+    n_cols = max(len(r) for r in per_row)
+    fig, axes = plt.subplots(len(datasets), n_cols, figsize=(3.2 * n_cols, 3.3 * len(datasets)), dpi=100,
+                             squeeze=False)
+    cache: dict[tuple[str, str], Inputs] = {}
+    for i, runs in enumerate(per_row):
+        for j in range(n_cols):
+            ax = axes[i, j]
+            if j >= len(runs):
+                ax.axis("off")
+                continue
+            run = runs[j]
+            key = (run["data"], run["inputs_file"])
+            if key not in cache:
+                cache[key] = Inputs.load(*key)
+            inp = cache[key]
+            with np.load(run["embedding"], allow_pickle=False) as f:
+                Z, placed = f["Z"], f["placed_prototypes"]
+            plot_cohorts(ax, Z, inp.labels, inp.n_cohorts, placed if placed.size else None, point_size=3)
+            row = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
+            ax.set_title(f"{run['dataset']}: {run['entry']}\n{format_scores(row.to_dict(), ('s_n', 's_c', 's_s'))}",
+                         fontsize=7)
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    _save(fig, path)
+
+
+def score_table(spec: dict[str, Any], out: dict[str, str]) -> None:
+    scores = spec.get("scores") or DEFAULT_SCORES
+    table = _with_reference(_records(spec), spec.get("reference"), scores)
+    _write_tables(spec, table, out)
+    _scatter_grid(spec, table, out["png"])
+
+
+def scatter_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
+    table = _records(spec)
+    _write_tables(spec, table, out)
+    _scatter_grid(spec, table, out["png"])
+
+
+def sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
+    x = spec["x"]
+    scores = spec.get("scores") or DEFAULT_SCORES
+    table = _records(spec).sort_values([c for c in ("dataset", "method", x)], kind="stable", ignore_index=True)
+    _write_tables(spec, table, out)
+    groups = list(table.groupby(["dataset", "method"], sort=False))
+    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), dpi=100, squeeze=False)
+    for ax, ((dataset, method), g) in zip(axes[0], groups):
+        for s in scores:
+            ax.plot(g[x], 100 * g[s], marker="o", label=SCORE_LABELS.get(s, s))
+        ax.set_xlabel(x)
+        ax.set_ylabel("score (%)")
+        ax.set_title(f"{dataset}: {method}", fontsize=9)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    _save(fig, out["png"])
+
+
+def heatmap(spec: dict[str, Any], out: dict[str, str]) -> None:
+    x, y = spec["x"], spec["y"]
+    scores = spec.get("scores") or DEFAULT_SCORES
+    table = _records(spec).sort_values([y, x], kind="stable", ignore_index=True)
+    _write_tables(spec, table, out)
+    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.8), dpi=100, squeeze=False)
+    for ax, s in zip(axes[0], scores):
+        grid = table.pivot_table(index=y, columns=x, values=s, aggfunc="first")
+        values = 100 * grid.to_numpy()
+        im = ax.imshow(values, origin="lower", cmap="viridis", aspect="auto")
+        for (r, c), v in np.ndenumerate(values):
+            ax.text(c, r, f"{v:.0f}", ha="center", va="center", fontsize=6, color="white")
+        ax.set_xticks(range(grid.shape[1]), [f"{v:g}" for v in grid.columns], fontsize=7)
+        ax.set_yticks(range(grid.shape[0]), [f"{v:g}" for v in grid.index], fontsize=7)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        ax.set_title(SCORE_LABELS.get(s, s) + " (%)", fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    _save(fig, out["png"])
+
+
+def _write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str]) -> None:
+    write_csv_atomic(table, out["csv"])
+    note = spec.get("caption", "")
+    if spec.get("reference"):
+        note += f" Columns paper_* are the numbers printed in {REFERENCE[spec['reference']]['source']}."
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
+
+
+RENDERERS = {"score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap}
+
+
+def render(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Render experiment ``spec`` into ``out`` (keys png, csv, html)."""
+    RENDERERS[spec["renderer"]](spec, out)
