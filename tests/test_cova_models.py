@@ -89,9 +89,9 @@ def compound_fits(compound):
     return out
 
 
-# The Sinusoid subset kept in the test budget (E2 alone takes ~13 s and P2/P3 7–15 s on 1,000 points with the
-# exact O(l²) KL term; their measured numbers are in the report).
-SINUSOID_MODELS = ("e1", "e3", "e4", "p1", "p4", "eigen")
+# The Sinusoid models of spec table C (E2 takes ~15 s on 1,000 points with the exact O(l²) KL term). P2 and P3
+# have no table-C target and cost another ~16 s, so they are left out of the test budget.
+SINUSOID_MODELS = ("e1", "e2", "e3", "e4", "p1", "p4", "eigen")
 
 
 @pytest.fixture(scope="module")
@@ -307,6 +307,9 @@ def test_eigen_cova_degenerate_case_raises(compound):
     assert np.all(lam < 0) and np.allclose(np.linalg.norm(P, axis=0), 1.0)
     with pytest.raises(ValueError, match="degenerate"):
         EigenCova(alpha=ALPHA, eta=1.0).fit(inp)
+    # one negative eigenvalue only: step 1 is well defined, step 2 would return a null vector (spec §3.5 trap)
+    with pytest.raises(ValueError, match="degenerate: no negative eigenvalue at step 2"):
+        EigenCova(alpha=ALPHA, eta=0.88).fit(inp)
 
 
 def test_eigen_cova_raw_w_v_contracts_z(compound):
@@ -530,7 +533,7 @@ def test_sinusoid_targets(sinusoid_fits, name):
 
 
 def test_sinusoid_ranking(sinusoid_fits):
-    e_max = max(sinusoid_fits[m][1]["s_n"] for m in ("e1", "e3", "e4"))
+    e_max = max(sinusoid_fits[m][1]["s_n"] for m in ("e1", "e2", "e3", "e4"))
     for m in ("p1", "p4", "eigen"):
         assert sinusoid_fits[m][1]["s_n"] > e_max
 

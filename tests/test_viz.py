@@ -11,7 +11,7 @@ from cova.viz.tables import ID_COLUMNS, SCORE_COLUMNS, scores_table, write_csv_a
 
 def record(dataset, entry, value):
     ids = {"dataset": dataset, "inputs": "in", "method_entry": entry, "method": "pca", "inputs_id": "in-1",
-           "params_id": f"{entry}-2", "n_samples": 10, "n_cohorts": 2}
+           "params_id": f"{entry}-2", "n_samples": 10, "n_cohorts": 2, "status": "ok"}
     return {**ids, **{c: value for c in SCORE_COLUMNS}}
 
 

@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 import yaml
 
+from cova.config import Plan
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 MIRROR = ROOT.parent / "shared" / "datasets"
@@ -70,8 +72,10 @@ def test_dry_run_lists_the_dag(tmp_path):
     proc = snakemake(workdir, "-n", "--configfile", "config/ci.yaml")
     jobs = planned_jobs(proc.stdout + proc.stderr)
     config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
-    n_runs = sum(len(r["methods"]) for r in config["runs"])
+    plan = Plan(config)
+    n_runs = len(plan.runs())
     assert jobs["dataset"] == len(config["datasets"])
+    assert jobs["experiment"] == len(plan.experiments)
     assert jobs["fetch"] == 1  # compound, the one real dataset of the CI config
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and jobs["scatter"] == n_runs
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1
@@ -87,8 +91,14 @@ def test_lint_reports_nothing(tmp_path):
 def test_outputs_exist(first_run):
     assert (first_run / "results/paper/cova/fig1.png").stat().st_size > 10_000
     table = (first_run / "results/tables/scores.csv").read_text().splitlines()
-    config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
-    assert len(table) - 1 == sum(len(r["methods"]) for r in config["runs"])
+    plan = Plan(yaml.safe_load((ROOT / "config/ci.yaml").read_text()))
+    assert len(table) - 1 == len(plan.runs())
+    for name in plan.experiments:
+        for path in plan.experiment_outputs(name).values():
+            assert (first_run / path).stat().st_size > 500
+    # eigen-COVA at η = 0.9 has no negative eigenvalue: recorded as degenerate, not a failed workflow
+    degenerate = [line for line in table if ",degenerate" in line]
+    assert degenerate and all(",nan," in line or line.endswith(",nan") for line in degenerate)
     assert len(list(first_run.glob("results/*/*/*/*/scatter.png"))) == len(table) - 1
     assert list(first_run.glob("results/**/.*.npz")) == []  # no temporary file left behind
 
@@ -107,9 +117,11 @@ def test_changing_a_parameter_reruns_only_its_dependents(first_run):
     config["methods"]["e1_a0.1"]["params"]["alpha"] = 0.2
     (first_run / "changed.yaml").write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
-    runs_with_e1 = sum("e1_a0.1" in r["methods"] for r in config["runs"])
+    plan = Plan(config)
+    runs_with_e1 = sum(entry == "e1_a0.1" for _, _, entry in plan.runs())
+    experiments = sum(any(e == "e1_a0.1" for _, _, e in plan.experiment_runs(n)) for n in plan.experiments)
     assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scatter": runs_with_e1,
-                    "scores_table": 1, "cova_fig1": 1, "all": 1}
+                    "scores_table": 1, "cova_fig1": 1, "experiment": experiments, "all": 1}
 
 
 def test_report_holds_every_figure_and_table(first_run):

@@ -65,14 +65,24 @@ def cmd_embed(a: argparse.Namespace) -> None:
     from .methods import make_method
 
     inputs = Inputs.load(a.dataset, a.inputs)
+    from .methods import DegenerateSolution
+
     est = make_method(a.method, _json(a.params), seed=a.seed)
     log.info("fitting %r on %d samples", est, inputs.X.shape[0])
     t0 = time.perf_counter()
-    Z = est.fit_transform(inputs)
+    status = "ok"
+    try:
+        Z = est.fit_transform(inputs)
+        placed = est.prototypes_ if est.prototypes_ is not None else np.zeros((0, Z.shape[1]))
+    except DegenerateSolution as err:
+        # an honest outcome of these parameters, recorded as such (NaN embedding and scores)
+        log.warning("%s", err)
+        status = "degenerate"
+        Z = np.full((inputs.X.shape[0], 2), np.nan)
+        placed = np.zeros((0, 2))
     runtime = time.perf_counter() - t0
-    log.info("done in %.2f s", runtime)
-    placed = est.prototypes_ if est.prototypes_ is not None else np.zeros((0, Z.shape[1]))
-    save_npz_atomic(a.out, Z=Z, placed_prototypes=placed, runtime_s=np.array(runtime),
+    log.info("done in %.2f s (%s)", runtime, status)
+    save_npz_atomic(a.out, Z=Z, placed_prototypes=placed, runtime_s=np.array(runtime), status=np.array(status),
                     method=np.array(a.method), params=np.array(json.dumps(est.get_params(), sort_keys=True)))
 
 
@@ -80,17 +90,22 @@ def cmd_score(a: argparse.Namespace) -> None:
     from .inputs import Inputs
     from .io import write_text_atomic
     from .metrics.summary import compute_scores
+    from .viz.tables import SCORE_COLUMNS
 
     inputs = Inputs.load(a.dataset, a.inputs)
     metrics = _json(a.metrics)
     with np.load(a.embedding, allow_pickle=False) as f:
-        Z, placed = f["Z"], f["placed_prototypes"]
+        Z, placed, status = f["Z"], f["placed_prototypes"], str(f["status"])
     t0 = time.perf_counter()
-    scores = compute_scores(inputs.X, Z, inputs.labels, inputs.prototypes,
-                            placed if placed.size else None, n_neighbors=metrics.get("n_neighbors", 12),
-                            kappa=metrics.get("kappa", 2))
+    if status == "ok":
+        scores = compute_scores(inputs.X, Z, inputs.labels, inputs.prototypes,
+                                placed if placed.size else None, n_neighbors=metrics.get("n_neighbors", 12),
+                                kappa=metrics.get("kappa", 2))
+    else:
+        scores = {k: float("nan") for k in SCORE_COLUMNS}
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
-    record = {**_json(a.ids), "n_samples": int(Z.shape[0]), "n_cohorts": inputs.n_cohorts, **scores}
+    record = {**_json(a.ids), "n_samples": int(Z.shape[0]), "n_cohorts": inputs.n_cohorts, "status": status,
+              **scores}
     write_text_atomic(a.out, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
@@ -102,6 +117,8 @@ def cmd_scatter(a: argparse.Namespace) -> None:
     with np.load(a.embedding, allow_pickle=False) as f:
         Z, placed = f["Z"], f["placed_prototypes"]
     scores = json.loads(Path(a.scores).read_text())
+    if scores.get("status", "ok") != "ok":
+        a.title += f"\n{scores['status']}"
     save_scatter_figure(a.out, Z, inputs.labels, inputs.label_names,
                         prototypes=placed if placed.size else None, scores=scores, title=a.title)
 

@@ -323,5 +323,6 @@ class Plan:
                    "results/tables/datasets.html"] + self.paper_targets())
 
     def datasets_info(self) -> list[tuple[str, str, str]]:
-        """(name, loader, description) of every configured dataset, in config order."""
-        return [(n, d["loader"], d.get("description", "")) for n, d in self.config["datasets"].items()]
+        """(name, loader, description) of every configured dataset, sorted by name (so that reordering the
+        config does not re-run the table)."""
+        return [(n, d["loader"], d.get("description", "")) for n, d in sorted(self.config["datasets"].items())]

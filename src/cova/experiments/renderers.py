@@ -35,7 +35,7 @@ def _records(spec: dict[str, Any]) -> pd.DataFrame:
     for run in spec["runs"]:
         scores = json.loads(Path(run["scores"]).read_text())
         rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
-                     "method": run["method"], **run.get("grid", {}),
+                     "method": run["method"], **run.get("grid", {}), "status": scores.get("status", "ok"),
                      **{k: scores[k] for k in ("s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness",
                                                "continuity")}})
     return pd.DataFrame(rows)

@@ -1,10 +1,10 @@
 """Visualization methods as estimators with ``fit(inputs)`` / ``fit_transform(inputs)``."""
 
-from .base import Embedder
+from .base import DegenerateSolution, Embedder
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
 from .registry import METHODS, make_method, method_parameters
 from .sklearn_baselines import PCA
 from .tsne import TSNE
 
-__all__ = ["METHODS", "PCA", "TSNE", "CovaE1", "CovaE2", "CovaE3", "CovaE4", "CovaP1",
+__all__ = ["METHODS", "PCA", "TSNE", "DegenerateSolution", "CovaE1", "CovaE2", "CovaE3", "CovaE4", "CovaP1",
            "CovaP2", "CovaP3", "CovaP4", "EigenCova", "Embedder", "make_method", "method_parameters"]

@@ -8,6 +8,12 @@ from sklearn.base import BaseEstimator
 from ..inputs import Inputs
 
 
+class DegenerateSolution(ValueError):
+    """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
+    no negative eigenvalue, spec §3.5). The pipeline records such a run as degenerate (NaN scores) instead of
+    failing the whole workflow."""
+
+
 class Embedder(BaseEstimator):
     """Base class: parameters in ``__init__``, ``fit(inputs)`` sets ``embedding_`` (l, k).
 

@@ -9,12 +9,14 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 
+from ..affinity import laplacian
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
 from ..manifolds import batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches, stiefel
 from ..objectives import o_dist_c, o_dist_l, o_kl_c, o_kl_l, project_gradient
-from .base import Embedder
+from .base import DegenerateSolution, Embedder
 
 log = logging.getLogger("cova")
 
@@ -153,10 +155,6 @@ def laplacian_eigenmap(W: sp.spmatrix, k: int, random_state: int | None = 0) -> 
     σ slightly below 0, where 𝐋(W) − σI is SPD) with a seeded start vector; dense ``eigh`` for l ≤ 200.
     Sign convention: the entry of largest magnitude of each column is positive.
     """
-    from scipy.sparse.csgraph import connected_components
-
-    from ..affinity import laplacian
-
     L = laplacian(W).astype(np.float64)
     l = L.shape[0]
     n_comp = int(connected_components(W, directed=False)[0])
@@ -366,7 +364,7 @@ class _CovaProjection(Embedder):
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
         k = prototypes.shape[1]
         rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
-        F = rf.fit(inputs.X).transform(inputs.X)
+        F = rf.fit_transform(inputs.X)
         if F.shape[1] < k:
             raise ValueError(f"need at least k = {k} sample prototypes, got {F.shape[1]}")
         U0 = self._initial_components(F, W, k)
@@ -393,6 +391,8 @@ class _CovaProjection(Embedder):
                           cycles=self.cycles, random_state=self.random_state, retract=retractions[self.retraction],
                           project=stiefel.project_tangent, gtol=self.gtol, verbose=self.verbose, log_every=100)
         full_batch = l <= self.batch_size
+        log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: %d steps; %s", type(self).__name__,
+                res.n_iter, res.message)
         self.components_ = res.x
         self.relation_features_ = rf
         self.embedding_ = np.ascontiguousarray(F @ res.x)
@@ -498,52 +498,70 @@ def eigen_cova_objective(F: np.ndarray, U: np.ndarray, V: np.ndarray, W: sp.spma
     return alpha * eta * fc + (1.0 - alpha) * fl - alpha * (1.0 - eta) * aux
 
 
-def _complement_basis(vectors: list[np.ndarray], n: int) -> np.ndarray:
-    """Orthonormal basis (n, n − m) of the orthogonal complement of span(vectors) in R^n (zero vectors ignored)."""
-    vs = [v / np.linalg.norm(v) for v in vectors if np.linalg.norm(v) > 0]
-    if not vs:
-        return np.eye(n)
-    Q, _ = np.linalg.qr(np.column_stack(vs), mode="complete")
-    return Q[:, len(vs):]
+def _excluded_basis(us: list[np.ndarray], vs: list[np.ndarray], k_tilde: int, k: int) -> np.ndarray:
+    """Orthonormal basis D (k̃+k, m) of span{[u^(s); 0], [0; v^(s)]} (zero vectors ignored; thin QR)."""
+    cols = []
+    for vec, top in [(u, True) for u in us] + [(v, False) for v in vs]:
+        norm = np.linalg.norm(vec)
+        if norm > 0:
+            col = np.zeros(k_tilde + k)
+            if top:
+                col[:k_tilde] = vec / norm
+            else:
+                col[k_tilde:] = vec / norm
+            cols.append(col)
+    if not cols:
+        return np.zeros((k_tilde + k, 0))
+    D, _ = np.linalg.qr(np.column_stack(cols))
+    return D
 
 
 def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Sequential deflation of Table F.3, restricted to the orthogonal complement (spec §3.5).
 
-    Step t solves the smallest eigenpair of O_eig on the complement of span{[u^(s); 0], [0; v^(s)] : s < t}. Since
+    Step t solves the smallest eigenpair of O_eig on the complement of span{[u^(s); 0], [0; v^(s)] : s < t}.
     F^t = FΠ_u and Υ^t = ΥΠ_v (Π the orthogonal projectors onto the complements of the earlier u's and v's, which
-    are mutually orthogonal), O_eig^(t) = blockdiag(Π_u, Π_v) O_eig blockdiag(Π_u, Π_v) agrees with O_eig on that
-    complement, so the deflated matrix is never formed: QᵀO_eigQ with Q an orthonormal basis of the complement,
-    one dense ``eigh`` with ``subset_by_index=[0, 0]`` (LAPACK ``syevx``, bisection + inverse iteration, the
-    paper's suggested inverse iteration for a single eigenvector) per step. This skips the null-space trap: [u^(s); 0] and
-    [0; v^(s)] are exact null vectors of O_eig^(t).
+    are mutually orthogonal), so O_eig^(t) = Π O_eig Π with Π = blockdiag(Π_u, Π_v) = I − DDᵀ (the "deflation by
+    projection" of the efficient form; O(n²m) per step from the Gram matrix, n = k̃+k, m = 2(t−1)). The directions
+    in D are exact null vectors of Π O_eig Π (the null-space trap: with no other negative eigenvalue Table F.3 would
+    return one of them), so they are shifted out of the way: the solved matrix is Π O_eig Π + ‖O_eig‖₂·DDᵀ, whose
+    eigenpairs on the complement are those of the restricted problem. One dense ``eigh`` with
+    ``subset_by_index=[0, 0]`` (LAPACK ``syevx``: bisection + inverse iteration, the paper's suggested inverse
+    iteration for a single eigenvector) per step; the eigenvector is then projected onto the complement exactly.
 
     Returns ``P`` ((k̃+k)×k, columns p_t with ‖p_t‖ = 1, sign: largest-magnitude entry positive) and the k
-    eigenvalues. Raises ``ValueError("degenerate: ...")`` when a restricted smallest eigenvalue is
+    eigenvalues. Raises ``DegenerateSolution("degenerate: ...")`` (a ValueError) when a restricted smallest eigenvalue is
     ≥ −1e-12·‖O_eig‖₂ (no negative eigenvalue: lower η).
     """
     n = k_tilde + k
     if O_eig.shape != (n, n):
         raise ValueError(f"O_eig must be ({n}, {n}), got {O_eig.shape}")
+    O_eig = 0.5 * (O_eig + O_eig.T)
     ext = scipy.linalg.eigh(O_eig, eigvals_only=True, subset_by_index=[n - 1, n - 1], driver="evx")[0]
     low = scipy.linalg.eigh(O_eig, eigvals_only=True, subset_by_index=[0, 0], driver="evx")[0]
     norm = max(abs(ext), abs(low))
+    shift = norm if norm > 0 else 1.0
     us: list[np.ndarray] = []
     vs: list[np.ndarray] = []
     P = np.zeros((n, k))
     eigenvalues = np.zeros(k)
     for t in range(k):
-        Qu = _complement_basis(us, k_tilde)
-        Qv = _complement_basis(vs, k)
-        Q = scipy.linalg.block_diag(Qu, Qv)
-        M = Q.T @ O_eig @ Q
-        lam, y = scipy.linalg.eigh(0.5 * (M + M.T), subset_by_index=[0, 0], driver="evx")
+        D = _excluded_basis(us, vs, k_tilde, k)
+        if D.shape[1]:
+            OD = O_eig @ D
+            M = O_eig - D @ OD.T - OD @ D.T + D @ (D.T @ OD + shift * np.eye(D.shape[1])) @ D.T
+            M = 0.5 * (M + M.T)
+        else:
+            M = O_eig
+        lam, y = scipy.linalg.eigh(M, subset_by_index=[0, 0], driver="evx")
         lam = float(lam[0])
         if lam >= -1e-12 * norm:
-            raise ValueError(f"degenerate: no negative eigenvalue at step {t + 1} (smallest restricted eigenvalue "
+            raise DegenerateSolution(f"degenerate: no negative eigenvalue at step {t + 1} (smallest restricted eigenvalue "
                              f"{lam:.3g}, ‖O_eig‖₂ = {norm:.3g}); lower eta (the cohort-proximity weight η) or "
                              f"strengthen the prototype-spread term")
-        p = Q @ y[:, 0]
+        p = y[:, 0]
+        if D.shape[1]:
+            p = p - D @ (D.T @ p)
         p /= np.linalg.norm(p)
         p *= np.sign(p[np.argmax(np.abs(p))])
         P[:, t] = p
@@ -597,7 +615,7 @@ class EigenCova(Embedder):
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
         k = prototypes.shape[1]
         rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
-        F = rf.fit(inputs.X).transform(inputs.X)
+        F = rf.fit_transform(inputs.X)
         W_v = prototype_distance_weights(prototypes, self.wv_normalize)
         blocks = eigen_cova_blocks(F, W, R, prototypes, W_v)
         O_eig = eigen_cova_matrix(blocks, float(self.alpha), float(self.eta))

@@ -1,4 +1,8 @@
-"""Baselines that scikit-learn implements: thin wrappers with the common ``fit(inputs)`` contract."""
+"""Baselines that scikit-learn (and umap-learn) implement: thin wrappers with the common ``fit(inputs)`` contract.
+
+PCA, LLE, Isomap, LDA, NCA (scikit-learn) and UMAP (umap-learn, not in the papers). Each wrapper only validates
+its parameters, fixes the seeds (from ``random_state``) and single-threads where threading could change results.
+"""
 
 from __future__ import annotations
 
@@ -18,4 +22,214 @@ class PCA(Embedder):
     def fit(self, inputs: Inputs) -> "PCA":
         self.embedding_ = _SkPCA(n_components=self.n_components, svd_solver="full").fit_transform(inputs.X)
         self.embedding_ = np.ascontiguousarray(self.embedding_, dtype=np.float64)
+        return self
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------------------
+def _positive_int(name: str, value: object, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_neighbors(n_neighbors: object, l: int) -> int:
+    k = _positive_int("n_neighbors", n_neighbors)
+    if k >= l:
+        raise ValueError(f"n_neighbors must be < the number of samples l = {l}, got {k}")
+    return k
+
+
+def _as_embedding(Z: object) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(Z), dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# manifold learners (COVA Table 3, existing-method figures)
+# ----------------------------------------------------------------------------------------------------------------
+class LLE(Embedder):
+    """Locally linear embedding (Roweis & Saul 2000; COVA Table 3, Figs. H.6/H.13/H.18) via
+    ``sklearn.manifold.LocallyLinearEmbedding``.
+
+    Parameters
+    ----------
+    n_neighbors : 30 (COVA Table 3: "effective neighbour number 30"). n_components : 2.
+    reg : 1e-3, scikit-learn's regularisation of the local Gram matrices (needed when n_neighbors > d).
+    method : ``"standard"`` (Roweis & Saul); scikit-learn's ``"modified"``, ``"hessian"``, ``"ltsa"`` also accepted.
+    eigen_solver : ``"auto"`` (ARPACK above 200 samples, seeded by ``random_state``: deterministic).
+    random_state : seed of ARPACK's start vector.
+    """
+
+    def __init__(self, n_neighbors: int = 30, n_components: int = 2, reg: float = 1e-3, method: str = "standard",
+                 eigen_solver: str = "auto", random_state: int = 0):
+        self.n_neighbors = n_neighbors
+        self.n_components = n_components
+        self.reg = reg
+        self.method = method
+        self.eigen_solver = eigen_solver
+        self.random_state = random_state
+
+    def fit(self, inputs: Inputs) -> "LLE":
+        from sklearn.manifold import LocallyLinearEmbedding
+
+        k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
+        est = LocallyLinearEmbedding(n_neighbors=k, n_components=_positive_int("n_components", self.n_components),
+                                     reg=self.reg, method=self.method, eigen_solver=self.eigen_solver,
+                                     random_state=self.random_state, n_jobs=1)
+        self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
+        self.reconstruction_error_ = float(est.reconstruction_error_)
+        return self
+
+
+class Isomap(Embedder):
+    """Isomap (Tenenbaum et al. 2000; existing-method figures) via ``sklearn.manifold.Isomap``.
+
+    Parameters
+    ----------
+    n_neighbors : 30 [assumption, spec §8: the papers give no value; same as LLE]. n_components : 2.
+    eigen_solver : ``"dense"`` (default). scikit-learn's Isomap does not pass a seed to its kernel PCA, so its
+        ARPACK path starts from an unseeded random vector and is not bitwise reproducible; the dense solver is
+        exact and deterministic (O(l³), a few seconds at l ≈ 3,000; the geodesic matrix is l×l anyway).
+        ``"arpack"``/``"auto"`` are accepted for large l, at the cost of run-to-run differences at rounding level.
+    """
+
+    def __init__(self, n_neighbors: int = 30, n_components: int = 2, eigen_solver: str = "dense"):
+        self.n_neighbors = n_neighbors
+        self.n_components = n_components
+        self.eigen_solver = eigen_solver
+
+    def fit(self, inputs: Inputs) -> "Isomap":
+        from sklearn.manifold import Isomap as _SkIsomap
+
+        k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
+        if self.eigen_solver not in ("dense", "arpack", "auto"):
+            raise ValueError(f"eigen_solver must be one of ['arpack', 'auto', 'dense'], got {self.eigen_solver!r}")
+        est = _SkIsomap(n_neighbors=k, n_components=_positive_int("n_components", self.n_components),
+                        eigen_solver=self.eigen_solver, n_jobs=1)
+        self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
+        return self
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# supervised linear projections (COVA projection comparisons, Fig. 7, H.11, Table H.3)
+# ----------------------------------------------------------------------------------------------------------------
+class LDA(Embedder):
+    """Linear discriminant analysis (Fisher) via ``sklearn.discriminant_analysis.LinearDiscriminantAnalysis``.
+
+    Parameters: n_components = 2, solver = ``"svd"`` (scikit-learn's default; no covariance matrix is formed).
+    LDA yields at most c − 1 directions, so n_components = 2 needs c ≥ 3 classes (``ValueError`` otherwise).
+    Deterministic.
+    """
+
+    def __init__(self, n_components: int = 2, solver: str = "svd"):
+        self.n_components = n_components
+        self.solver = solver
+
+    def fit(self, inputs: Inputs) -> "LDA":
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+        n = _positive_int("n_components", self.n_components)
+        y = np.asarray(inputs.labels).ravel()
+        c = np.unique(y).size
+        d = inputs.X.shape[1]
+        if n > min(c - 1, d):
+            raise ValueError(f"LDA gives at most min(c − 1, d) = min({c - 1}, {d}) directions; n_components = {n} "
+                             f"needs at least {n + 1} classes (got c = {c}) and d ≥ {n}")
+        est = LinearDiscriminantAnalysis(n_components=n, solver=self.solver)
+        self.embedding_ = _as_embedding(est.fit(np.asarray(inputs.X, dtype=np.float64), y).transform(inputs.X))
+        self.projection_ = _as_embedding(est.scalings_[:, :n])
+        return self
+
+
+class NCA(Embedder):
+    """Neighbourhood components analysis (Goldberger et al. 2005) via
+    ``sklearn.neighbors.NeighborhoodComponentsAnalysis`` (COVA Sec. 4.2.2, Fig. 7, H.11, Table H.3).
+
+    NCA costs O(l²·d) per iteration, so (spec §8) at most ``max_samples`` = 3,000 samples are used to *learn* the
+    projection: when l > max_samples a subset of that size is drawn without replacement by
+    ``np.random.default_rng(random_state)`` (uniformly, not stratified), the projection is fitted on it, and then
+    **all** l samples are transformed. ``max_samples=None`` trains on everything.
+
+    Parameters
+    ----------
+    n_components : 2. init : ``"auto"`` (scikit-learn: LDA if n_components ≤ min(d, c − 1), else PCA).
+    max_iter : 50 (scikit-learn's default). tol : 1e-5. max_samples : 3,000. random_state : seed of the subsample
+    and of scikit-learn's (random-init only) start.
+
+    Attributes: embedding_, components_ (n_components, d), train_indices_ (sorted indices used for training).
+    """
+
+    def __init__(self, n_components: int = 2, init: str = "auto", max_iter: int = 50, tol: float = 1e-5,
+                 max_samples: int | None = 3000, random_state: int = 0):
+        self.n_components = n_components
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.max_samples = max_samples
+        self.random_state = random_state
+
+    def fit(self, inputs: Inputs) -> "NCA":
+        from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+        X = np.asarray(inputs.X, dtype=np.float64)
+        y = np.asarray(inputs.labels).ravel()
+        l = X.shape[0]
+        n = _positive_int("n_components", self.n_components)
+        if n > X.shape[1]:
+            raise ValueError(f"n_components = {n} exceeds the data dimension d = {X.shape[1]}")
+        if self.max_samples is not None and l > _positive_int("max_samples", self.max_samples, 2):
+            idx = np.sort(np.random.default_rng(int(self.random_state)).choice(l, int(self.max_samples),
+                                                                                 replace=False))
+        else:
+            idx = np.arange(l)
+        est = NeighborhoodComponentsAnalysis(n_components=n, init=self.init,
+                                             max_iter=_positive_int("max_iter", self.max_iter), tol=self.tol,
+                                             random_state=self.random_state)
+        est.fit(X[idx], y[idx])
+        self.train_indices_ = idx
+        self.components_ = _as_embedding(est.components_)
+        self.embedding_ = _as_embedding(est.transform(X))
+        return self
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# UMAP (not in the papers)
+# ----------------------------------------------------------------------------------------------------------------
+class UMAP(Embedder):
+    """UMAP (McInnes et al. 2018) via ``umap-learn``. **Not in the COVA papers**: an extra modern reference point.
+
+    Parameters: n_neighbors = 15, min_dist = 0.1, metric = ``"euclidean"``, init = ``"spectral"`` (umap-learn's
+    defaults), n_components = 2, n_epochs = None (umap-learn's choice: 500 for l ≤ 10,000, else 200),
+    random_state = 0. umap-learn is run single-threaded (n_jobs = 1), which together with the seed makes it
+    deterministic (umap-learn itself disables parallelism when a seed is given).
+    """
+
+    def __init__(self, n_neighbors: int = 15, min_dist: float = 0.1, metric: str = "euclidean",
+                 init: str = "spectral", n_components: int = 2, n_epochs: int | None = None, random_state: int = 0):
+        self.n_neighbors = n_neighbors
+        self.min_dist = min_dist
+        self.metric = metric
+        self.init = init
+        self.n_components = n_components
+        self.n_epochs = n_epochs
+        self.random_state = random_state
+
+    def fit(self, inputs: Inputs) -> "UMAP":
+        import warnings
+
+        import umap
+
+        k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
+        if k < 2:
+            raise ValueError(f"UMAP needs n_neighbors ≥ 2, got {k}")
+        if not (np.isfinite(self.min_dist) and self.min_dist >= 0):
+            raise ValueError(f"min_dist must be ≥ 0, got {self.min_dist!r}")
+        est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,
+                        n_components=_positive_int("n_components", self.n_components), n_epochs=self.n_epochs,
+                        random_state=int(self.random_state), n_jobs=1, transform_seed=int(self.random_state))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
+            Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))
+        self.embedding_ = _as_embedding(Z)
         return self

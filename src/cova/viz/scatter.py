@@ -36,6 +36,11 @@ def plot_cohorts(ax: Axes, Z: np.ndarray, labels: np.ndarray, n_cohorts: int,
                  prototypes: np.ndarray | None = None, point_size: float | None = None) -> None:
     """Draw the samples of ``Z`` coloured by cohort and, if given, the prototypes in the same colours."""
     colours = cohort_colours(n_cohorts)
+    if not np.all(np.isfinite(Z)):
+        ax.text(0.5, 0.5, "no embedding\n(degenerate: see the run's log)", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return
     s = point_size if point_size is not None else max(2.0, min(12.0, 6000.0 / max(len(Z), 1)))
     ax.scatter(Z[:, 0], Z[:, 1], c=colours[labels], s=s, linewidths=0, rasterized=len(Z) > 5000)
     if prototypes is not None and len(prototypes):

@@ -9,7 +9,8 @@ import pandas as pd
 
 from ..io import write_text_atomic
 
-ID_COLUMNS = ["dataset", "inputs", "method_entry", "method", "inputs_id", "params_id", "n_samples", "n_cohorts"]
+ID_COLUMNS = ["dataset", "inputs", "method_entry", "method", "inputs_id", "params_id", "n_samples", "n_cohorts",
+              "status"]
 SCORE_COLUMNS = ["s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity"]
 
 
@@ -37,7 +38,7 @@ def dataset_summary(name: str, loader: str, description: str, meta: dict[str, An
 
 def write_csv_atomic(table: pd.DataFrame, path: str | os.PathLike) -> None:
     """CSV with scores as fractions, six decimals, ``\\n`` line ends (byte-identical for identical results)."""
-    write_text_atomic(path, table.to_csv(index=False, float_format="%.6f", lineterminator="\n"))
+    write_text_atomic(path, table.to_csv(index=False, float_format="%.6f", lineterminator="\n", na_rep="nan"))
 
 
 SCORES_NOTE = ("Scores in percent (S_c aligned: after a similarity Procrustes fit of the cohort centres to the "
