@@ -42,7 +42,7 @@ rule dataset:
 
 rule datasets_table:
     input:
-        [PLAN.dataset_path(d) for d in config["datasets"]],
+        [PLAN.dataset_path(name) for name, _, _ in PLAN.datasets_info()],
     output:
         csv="results/tables/datasets.csv",
         html=report(
