@@ -7,6 +7,7 @@ from typing import Any
 
 from .base import Embedder
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
+from .nerv import NeRV, TNeRV
 from .sklearn_baselines import PCA
 from .tsne import TSNE
 
@@ -20,6 +21,8 @@ METHODS: dict[str, type[Embedder]] = {
     "cova_p3": CovaP3,
     "cova_p4": CovaP4,
     "eigen_cova": EigenCova,
+    "nerv": NeRV,
+    "tnerv": TNeRV,
     "tsne": TSNE,
     "pca": PCA,
 }
