@@ -41,12 +41,20 @@ def _records(spec: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+DEVIATION_POINTS = 10.0
+
+
 def _with_reference(table: pd.DataFrame, key: str | None, scores: list[str]) -> pd.DataFrame:
+    """Add the paper's printed numbers (``paper_*``, percent) and a column naming every score that is more than
+    10 percentage points away from the paper's."""
     if not key:
         return table
     rows = REFERENCE[key]["rows"]
     for s in scores:
         table[f"paper_{s}"] = [rows.get((d, m), {}).get(s, np.nan) for d, m in zip(table.dataset, table.method)]
+    far = [[f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
+            if abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS] for _, r in table.iterrows()]
+    table[f"off_by_more_than_{DEVIATION_POINTS:g}_points"] = ["; ".join(f) for f in far]
     return table
 
 
@@ -144,6 +152,8 @@ def _write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str]
     note = spec.get("caption", "")
     if spec.get("reference"):
         note += f" Columns paper_* are the numbers printed in {REFERENCE[spec['reference']]['source']}."
+    if spec.get("notes"):
+        note += f" Deviations: {spec['notes']}"
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
 
 

@@ -11,7 +11,9 @@ and the global integration is L = Σ_i S_i L_i S_iᵀ, S_i ∈ {0,1}^{l×k} the 
 a sparse l×l matrix with ≤ l·k² stored entries). Each L_i is symmetric PSD (H_k is PSD and the inverse is PD) and
 annihilates 1_k (H_k 1 = 0), so L is symmetric PSD with L1 = 0. The clustering relaxation of LDMGI minimises
 tr(YᵀLY) under YᵀY = I; the visualisation takes the eigenvectors of the 2 smallest **non-trivial** eigenvalues
-(the first, constant eigenvector is dropped, as in Laplacian eigenmaps).
+(the constant eigenvector is dropped, as in Laplacian eigenmaps: the 3 smallest eigenvectors are computed, the
+constant direction is projected out of their span and the rest is re-diagonalised, which also makes the result
+well defined when the kNN cliques split the data into two components).
 
 Eigen-solver: ``"dense"`` (``numpy.linalg.eigh``) for l ≤ 2,000 under ``"auto"``, else ARPACK
 (``scipy.sparse.linalg.eigsh``) in shift-invert mode around σ = −10⁻³·mean(diag L) (L − σI is positive definite,
@@ -84,6 +86,22 @@ def ldmgi_matrix(X: np.ndarray, n_neighbors: int = 10, lam: float = 1.0, *, rand
     return L
 
 
+def _drop_constant(L: sp.spmatrix, V: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` non-trivial directions of span(V), V the n + 1 smallest eigenvectors of L (L1 = 0, so the constant
+    vector lies in that span): project out 1/√l, keep the n leading left singular vectors of the remainder, and
+    rotate them to the eigenvectors of the projected L (Rayleigh–Ritz), ascending. For a connected graph this is
+    exactly eigenvectors 2..n+1; for a disconnected one (several zero eigenvalues) it picks, among the null-space
+    directions, the one orthogonal to 1 -- unique up to sign for two components -- instead of whatever basis the
+    eigen-solver returned."""
+    l = V.shape[0]
+    c = np.full(l, 1.0 / np.sqrt(l))
+    Vp = V - np.outer(c, c @ V)
+    U = np.linalg.svd(Vp, full_matrices=False)[0][:, :n]
+    T = U.T @ (L @ U)
+    _, R = np.linalg.eigh(0.5 * (T + T.T))
+    return U @ R
+
+
 class LDMGI(Embedder):
     """LDMGI embedding (module docstring).
 
@@ -129,7 +147,7 @@ class LDMGI(Embedder):
             w, V = eigsh(L.tocsc(), k=n + 1, sigma=sigma, which="LM", v0=v0)
             order = np.argsort(w)
             w, V = w[order], V[:, order]
-        Z = V[:, 1 : n + 1]
+        Z = _drop_constant(L, V, n)
         signs = np.sign(Z[np.argmax(np.abs(Z), axis=0), np.arange(n)])
         signs[signs == 0] = 1.0
         self.laplacian_ = L

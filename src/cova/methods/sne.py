@@ -11,8 +11,8 @@ N(0, 10⁻⁴ I) (variance 10⁻⁴, i.e. standard deviation 10⁻², as in the 
 :func:`cova.cohorts.prototypes.tsne_prototypes`).
 
 Every l×l quantity is dense, so both estimators refuse more than ``max_samples`` samples (default 5,000: ≈ 200 MB
-per l×l float64 array, a few of which are alive at once). The per-iteration kernels are fused numba loops
-(parallel over rows; each row is independent, so the result does not depend on the thread count).
+per l×l float64 array, a few of which are alive at once). The per-iteration kernels are fused, serial numba loops
+over rows (deterministic).
 
 The public functions :func:`sne_kl_and_gradient` and :func:`tsne_kl_and_gradient` (also reachable as
 ``SNE.kl_and_gradient`` / ``ExactTSNE.kl_and_gradient``) return the objective and its exact gradient; the tests
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
+from numba import njit
 from sklearn.decomposition import PCA as _SkPCA
 
 from ..affinity.perplexity import conditional_probabilities
@@ -150,16 +150,15 @@ def _dense(P: Any, l: int, name: str) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# numba kernels: one pass over each row computes the output similarities, the KL term and P − Q (weighted)
+# numba kernels (compiled below): one pass over each row computes the output similarities, the KL term and P − Q
 # ----------------------------------------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
 def _sne_rows(Z: np.ndarray, P: np.ndarray, M: np.ndarray, with_cost: bool) -> np.ndarray:  # pragma: no cover
     """For every row i: M[i] = P[i] − Q[i] with q_{j|i} = softmax_j(−‖z_i − z_j‖²) (j ≠ i); returns the per-row
     KL terms Σ_j p_{j|i} ln(p_{j|i}/q_{j|i}) (0·ln 0 = 0), computed with log-sum-exp (no underflow of ln q), or
     zeros when ``with_cost`` is False (the optimiser needs only the gradient; the logarithms cost half the time)."""
     l, k = Z.shape
     kl = np.zeros(l)
-    for i in prange(l):
+    for i in range(l):
         d = np.empty(l)
         dmin = np.inf
         for j in range(l):
@@ -190,12 +189,11 @@ def _sne_rows(Z: np.ndarray, P: np.ndarray, M: np.ndarray, with_cost: bool) -> n
     return kl
 
 
-@njit(cache=True, parallel=True)
 def _tsne_row_sums(Z: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     """Row sums Σ_{j≠i} q̃_ij of q̃_ij = 1/(1 + ‖z_i − z_j‖²) (nothing l×l is stored)."""
     l, k = Z.shape
     rows = np.zeros(l)
-    for i in prange(l):
+    for i in range(l):
         acc = 0.0
         for j in range(l):
             if j != i:
@@ -208,7 +206,6 @@ def _tsne_row_sums(Z: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     return rows
 
 
-@njit(cache=True, parallel=True)
 def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
                     grad: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     """grad[i] = 4 Σ_j (p_ij − q̃_ij/total) q̃_ij (z_i − z_j); returns the per-row KL terms Σ_j p_ij ln(p_ij/q_ij)
@@ -216,7 +213,7 @@ def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
     l, k = Z.shape
     kl = np.zeros(l)
     log_total = math.log(total)
-    for i in prange(l):
+    for i in range(l):
         acc = 0.0
         g = np.zeros(k)
         for j in range(l):
@@ -237,6 +234,15 @@ def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
             grad[i, t] = 4.0 * g[t]
         kl[i] = acc
     return kl
+
+
+# The kernels are compiled serial. Rows are independent and a prange version would give the same numbers, but on
+# this project's small shared machines numba's parallel kernels were measured 2–7× *slower* than serial ones
+# whenever the cores were oversubscribed (and a serial and a parallel compilation of one function cannot share
+# numba's on-disk cache). Serial cost: ≈ 10–30 ns per pair and iteration.
+_sne_rows_jit = njit(cache=True)(_sne_rows)
+_tsne_row_sums_jit = njit(cache=True)(_tsne_row_sums)
+_tsne_grad_rows_jit = njit(cache=True)(_tsne_grad_rows)
 
 
 def _laplacian_times(M: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -275,7 +281,7 @@ def sne_kl_and_gradient(Z: np.ndarray, P: Any, *, with_cost: bool = True) -> tup
     l = Z.shape[0]
     P = _dense(P, l, "P")
     M = np.empty((l, l), dtype=np.float64)
-    kl = _sne_rows(Z, P, M, bool(with_cost))
+    kl = _sne_rows_jit(Z, P, M, bool(with_cost))
     return float(kl.sum()), 2.0 * _laplacian_times(M, Z)
 
 
@@ -289,9 +295,9 @@ def tsne_kl_and_gradient(Z: np.ndarray, P: Any, *, with_cost: bool = True) -> tu
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     l = Z.shape[0]
     P = _dense(P, l, "P")
-    total = float(_tsne_row_sums(Z).sum())
+    total = float(_tsne_row_sums_jit(Z).sum())
     grad = np.empty_like(Z)
-    kl = _tsne_grad_rows(Z, P, total, bool(with_cost), grad)
+    kl = _tsne_grad_rows_jit(Z, P, total, bool(with_cost), grad)
     return float(kl.sum()), grad
 
 
@@ -375,9 +381,11 @@ class SNE(Embedder):
         (on the ⌊3·perplexity⌋ nearest neighbours).
     n_components : 2.
     n_iter : 1000 iterations of gradient descent (spec §8, drtoolbox-style).
-    learning_rate : η; ``"auto"`` = 1.0 [ours]: the SNE gradient of one point is O(1) (rows of P sum to 1), unlike
-        t-SNE's O(1/l), so t-SNE's η ≈ l/48 has no meaning here; with gains, η = 1 is stable from l = 100 to 5,000
-        and reaches lower cost than drtoolbox's η = 0.05 without gains in 1000 iterations.
+    learning_rate : η = 0.1 [ours] (``"auto"`` is accepted and means 0.1). The SNE gradient of one point is O(1)
+        (rows of P sum to 1), unlike t-SNE's O(1/l), so t-SNE's rates (≈ l/48) do not transfer. On 1,000 digits
+        (PCA-30, perplexity 30), η = 0.05, 0.1 and 0.2 reached the same final cost; η = 1 diverged at l = 1,797
+        (the attraction of "hub" points grows with their column sum Σ_j p_{i|j}). drtoolbox's ``sne.m`` uses
+        η = 0.05 without gains.
     momentum, final_momentum, momentum_switch_iter : 0.5 → 0.8 at iteration 250 (spec §8).
     early_exaggeration, early_exaggeration_iter : P is multiplied by 1.0 (i.e. none, as drtoolbox's ``sne.m``)
         for the first 100 iterations; set e.g. 4.0 to lie about P as t-SNE does.
@@ -393,7 +401,7 @@ class SNE(Embedder):
     kl_and_gradient = staticmethod(sne_kl_and_gradient)
 
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
-                 n_components: int = 2, n_iter: int = 1000, learning_rate: str | float = "auto",
+                 n_components: int = 2, n_iter: int = 1000, learning_rate: str | float = 0.1,
                  momentum: float = 0.5, final_momentum: float = 0.8, momentum_switch_iter: int = 250,
                  early_exaggeration: float = 1.0, early_exaggeration_iter: int = 100, min_gain: float = 0.01,
                  max_samples: int | None = 5000, random_state: int = 0):
@@ -417,7 +425,7 @@ class SNE(Embedder):
         return conditional_affinities(Xr, self.perplexity, self.neighbors, random_state=self.random_state)
 
     def _learning_rate(self, l: int) -> float:
-        return 1.0 if self.learning_rate == "auto" else float(self.learning_rate)
+        return 0.1 if self.learning_rate == "auto" else float(self.learning_rate)
 
     def fit(self, inputs: Inputs) -> "SNE":
         _check_common(self)

@@ -207,7 +207,7 @@ class SupervisedSNE(SNE):
 
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
                  neighbors: str = "all", n_components: int = 2, n_iter: int = 1000,
-                 learning_rate: str | float = "auto", momentum: float = 0.5, final_momentum: float = 0.8,
+                 learning_rate: str | float = 0.1, momentum: float = 0.5, final_momentum: float = 0.8,
                  momentum_switch_iter: int = 250, early_exaggeration: float = 1.0,
                  early_exaggeration_iter: int = 100, min_gain: float = 0.01, max_samples: int | None = 5000,
                  random_state: int = 0):
