@@ -3,14 +3,10 @@
 FIG1 = config.get("paper", {}).get("cova", {}).get("fig1")
 
 
-wildcard_constraints:
-    paper="cova|nerv|dosnes|coembedding|featmap",
-    name="[A-Za-z0-9_.-]+",
+EXPERIMENT_NAMES = "|".join(re.escape(n) for n in PLAN.experiments) or "(?!)"
 
 
 if FIG1:
-
-    ruleorder: cova_fig1 > experiment
 
     rule cova_fig1:
         input:
@@ -41,6 +37,9 @@ if FIG1:
 
 
 rule experiment:
+    wildcard_constraints:
+        paper="cova|nerv|dosnes|coembedding|featmap",
+        name=EXPERIMENT_NAMES,
     input:
         lambda wc: PLAN.experiment_inputs(wc.name),
     output:

@@ -158,8 +158,9 @@ def _sne_rows(Z: np.ndarray, P: np.ndarray, M: np.ndarray, with_cost: bool) -> n
     zeros when ``with_cost`` is False (the optimiser needs only the gradient; the logarithms cost half the time)."""
     l, k = Z.shape
     kl = np.zeros(l)
+    d = np.empty(l)  # row buffers, reused
+    e = np.empty(l)
     for i in range(l):
-        d = np.empty(l)
         dmin = np.inf
         for j in range(l):
             s = 0.0
@@ -169,7 +170,6 @@ def _sne_rows(Z: np.ndarray, P: np.ndarray, M: np.ndarray, with_cost: bool) -> n
             d[j] = s
             if j != i and s < dmin:
                 dmin = s
-        e = np.empty(l)
         total = 0.0
         for j in range(l):
             if j != i:
@@ -213,9 +213,10 @@ def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
     l, k = Z.shape
     kl = np.zeros(l)
     log_total = math.log(total)
+    g = np.empty(k)
     for i in range(l):
         acc = 0.0
-        g = np.zeros(k)
+        g[:] = 0.0
         for j in range(l):
             if j == i:
                 continue
