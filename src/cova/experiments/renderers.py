@@ -157,7 +157,64 @@ def _write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str]
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
 
 
-RENDERERS = {"score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap}
+def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """The NeRV paper's quality measures of every run (Venna et al. 2010, Sec. 5 and Figs. 2-7, Table 2):
+    mean smoothed precision and recall (lower is better: KL-based errors), their rank-based versions,
+    trustworthiness and continuity curves over k, mean precision/recall at 20 neighbours, and the 5-NN error."""
+    from ..metrics import retrieval as ir
+
+    k_max = int(spec.get("k_max", 50))
+    rows, curves = [], []
+    for run in spec["runs"]:
+        inp = Inputs.load(run["data"], run["inputs_file"])
+        with np.load(run["embedding"], allow_pickle=False) as f:
+            Z = f["Z"]
+        row = {"dataset": run["dataset"], "method_entry": run["entry"], "method": run["method"],
+               **run.get("grid", {})}
+        if np.all(np.isfinite(Z)):
+            sp = ir.smoothed_precision_recall(inp.X, Z)
+            rp = ir.rank_smoothed_precision_recall(inp.X, Z)
+            precision_20, recall_20 = ir.mean_precision_recall(inp.X, Z)
+            k = min(k_max, (inp.X.shape[0] - 1) // 2)
+            t, c = ir.trustworthiness_curve(inp.X, Z, k), ir.continuity_curve(inp.X, Z, k)
+            row.update(smoothed_precision_error=sp.precision, smoothed_recall_error=sp.recall,
+                       rank_precision_error=rp.precision, rank_recall_error=rp.recall,
+                       precision_20=precision_20, recall_20=recall_20,
+                       knn5_error=ir.knn_error(Z, inp.labels, 5), trustworthiness_10=t[min(10, k) - 1],
+                       continuity_10=c[min(10, k) - 1])
+            curves.append((run, t, c))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    write_csv_atomic(table, out["csv"])
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]),
+                      note=spec.get("caption", "") + " Smoothed and rank-based measures are errors (lower is "
+                      "better); precision/recall at 20 neighbours, T/C at k = 10 and the 5-NN error as defined by "
+                      "Venna et al. (2010).")
+    datasets = list(dict.fromkeys(r["dataset"] for r in spec["runs"]))
+    fig, axes = plt.subplots(len(datasets), 3, figsize=(15, 4.2 * len(datasets)), dpi=100, squeeze=False)
+    for i, d in enumerate(datasets):
+        sub = table[table.dataset == d]
+        ax = axes[i, 0]
+        ax.scatter(sub.smoothed_recall_error, sub.smoothed_precision_error)
+        for _, r in sub.iterrows():
+            ax.annotate(r.method_entry, (r.smoothed_recall_error, r.smoothed_precision_error), fontsize=6)
+        ax.set_xlabel("mean smoothed recall error")
+        ax.set_ylabel("mean smoothed precision error")
+        ax.set_title(f"{d}: smoothed precision-recall", fontsize=9)
+        for j, name in enumerate(("trustworthiness", "continuity")):
+            ax = axes[i, 1 + j]
+            for run, t, c in curves:
+                if run["dataset"] == d:
+                    values = (t, c)[j]
+                    ax.plot(np.arange(1, len(values) + 1), values, label=run["entry"])
+            ax.set_xlabel("k")
+            ax.set_title(f"{d}: {name}", fontsize=9)
+            ax.legend(fontsize=6)
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    _save(fig, out["png"])
+
+
+RENDERERS = {"retrieval": retrieval, "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap}
 
 
 def render(spec: dict[str, Any], out: dict[str, str]) -> None:
