@@ -50,8 +50,10 @@ def _with_reference(table: pd.DataFrame, key: str | None, scores: list[str]) -> 
     if not key:
         return table
     rows = REFERENCE[key]["rows"]
+    lam = table["lam"] if "lam" in table else pd.Series([None] * len(table))
     for s in scores:
-        table[f"paper_{s}"] = [rows.get((d, m), {}).get(s, np.nan) for d, m in zip(table.dataset, table.method)]
+        table[f"paper_{s}"] = [rows.get((d, m, lv), rows.get((d, m), {})).get(s, np.nan)
+                               for d, m, lv in zip(table.dataset, table.method, lam)]
     far = [[f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
             if abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS] for _, r in table.iterrows()]
     table[f"off_by_more_than_{DEVIATION_POINTS:g}_points"] = ["; ".join(f) for f in far]
