@@ -7,8 +7,14 @@ from typing import Any
 
 from .base import Embedder
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
+from .ldmgi import LDMGI
+from .mcml import MCML
+from .mma import MMA
 from .nerv import NeRV, TNeRV
-from .sklearn_baselines import PCA
+from .nse import NSE, LaplacianEigenmaps
+from .sklearn_baselines import LDA, LLE, NCA, PCA, UMAP, Isomap
+from .sne import SNE, ExactTSNE
+from .supervised import SupervisedNSE, SupervisedSNE, SupervisedTSNE
 from .tsne import TSNE
 
 METHODS: dict[str, type[Embedder]] = {
@@ -24,6 +30,21 @@ METHODS: dict[str, type[Embedder]] = {
     "nerv": NeRV,
     "tnerv": TNeRV,
     "tsne": TSNE,
+    "tsne_exact": ExactTSNE,
+    "sne": SNE,
+    "nse": NSE,
+    "supervised_sne": SupervisedSNE,
+    "supervised_tsne": SupervisedTSNE,
+    "supervised_nse": SupervisedNSE,
+    "laplacian_eigenmaps": LaplacianEigenmaps,
+    "lle": LLE,
+    "isomap": Isomap,
+    "lda": LDA,
+    "nca": NCA,
+    "mcml": MCML,
+    "ldmgi": LDMGI,
+    "mma": MMA,
+    "umap": UMAP,
     "pca": PCA,
 }
 
