@@ -28,7 +28,16 @@ from cova.cohorts import (
     similarity_to_distance,
     tsne_prototypes,
 )
-from cova.cohorts.prototypes import _tsne_affinity, _tsne_kl_and_grad
+from cova.cohorts import (
+    PROTOTYPE_KINDS,
+    PROXIMITY_KINDS,
+    centroid_cosine,
+    check_given_matrix,
+    laplacian_prototypes,
+    pair_distances,
+    sne_prototypes,
+)
+from cova.cohorts.prototypes import _sne_kl_and_grad, _tsne_affinity, _tsne_kl_and_grad
 
 # ----------------------------------------------------------------------------------------------------------------
 # helpers
@@ -538,8 +547,11 @@ def test_make_prototypes_dispatch():
     Dm = np.sqrt(((mu[:, None] - mu[None]) ** 2).sum(-1))
     Dp = np.sqrt(((outs["mds"][:, None] - outs["mds"][None]) ** 2).sum(-1))
     np.testing.assert_allclose(Dp / Dp.max(), Dm / Dm.max(), atol=1e-10)
-    with pytest.raises(ValueError, match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given'\]"):
-        make_prototypes("sne", X=X, labels=y)
+    with pytest.raises(
+        ValueError,
+        match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given', 'sne', 'laplacian'\]",
+    ):
+        make_prototypes("spe", X=X, labels=y)
     with pytest.raises(ValueError, match="given"):
         make_prototypes("given", labels=y, given=np.zeros((c + 1, 2)))
     with pytest.raises(ValueError, match="X is required"):
@@ -550,3 +562,211 @@ def test_similarity_to_distance():
     S = np.array([[9.0, 0.8, 0.1], [0.8, 9.0, 0.5], [0.1, 0.5, 9.0]])
     D = similarity_to_distance(S)
     np.testing.assert_allclose(D, [[0, 0, 0.7], [0, 0, 0.3], [0.7, 0.3, 0]])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# new proximity kinds: Eq. 4 pairs, centroid cosine, given matrix
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_pair_distances_eq4_vs_double_loop_and_blocking():
+    rng = np.random.default_rng(101)
+    l, c = 23, 4
+    X = rng.normal(size=(l, 3))
+    y = random_labels(l, c, 102)
+    y[np.flatnonzero(y == 3)[1:]] = 2  # cohort 3 is a singleton -> diagonal 0
+    ref = np.zeros((c, c))
+    for i in range(c):
+        for j in range(c):
+            tot, cnt = 0.0, 0
+            for s in range(l):
+                for t in range(l):
+                    if y[s] == i and y[t] == j and s != t:
+                        tot += np.linalg.norm(X[s] - X[t])
+                        cnt += 1
+            ref[i, j] = tot / cnt if cnt else 0.0
+    D = pair_distances(X, y)
+    np.testing.assert_allclose(D, ref, rtol=1e-12, atol=1e-14)
+    assert D[3, 3] == 0.0 and D[0, 0] > 0
+    for b in (1, 2, 5, 1000):
+        np.testing.assert_allclose(pair_distances(X, y, block_size=b), D, rtol=1e-13)
+    M, mtype = cohort_proximity("pairs", X=X, labels=y)
+    assert mtype == "distance"
+    np.testing.assert_array_equal(M, D)
+    with pytest.raises(ValueError, match="block_size"):
+        pair_distances(X, y, block_size=0)
+    with pytest.raises(ValueError, match="empty cohorts"):
+        pair_distances(X, y, n_cohorts=c + 1)
+
+
+def test_pair_distances_memory_is_blocked():
+    rng = np.random.default_rng(103)
+    l = 20_000
+    X = rng.normal(size=(l, 2))
+    y = np.repeat(np.arange(4), l // 4)
+    tracemalloc.start()
+    D = pair_distances(X, y, block_size=64)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 * 1024**2  # an l x l float64 array would be 3.2 GB; 64 x l blocks are ~10 MB
+    assert np.allclose(D, D.T) and np.all(D > 0)
+
+
+def test_centroid_cosine_vs_direct_formula():
+    rng = np.random.default_rng(107)
+    l, c = 40, 5
+    X = rng.normal(size=(l, 4))
+    y = random_labels(l, c, 108)
+    mu = np.array([X[y == j].mean(axis=0) for j in range(c)])
+    ref = np.array([[max(0.0, mu[i] @ mu[j] / np.linalg.norm(mu[i]) / np.linalg.norm(mu[j])) for j in range(c)]
+                    for i in range(c)])
+    S = centroid_cosine(X, y)
+    np.testing.assert_allclose(S, ref, atol=1e-14)
+    assert np.any(ref == 0.0) and S.min() >= 0  # some cosines were negative and got clipped
+    M, mtype = cohort_proximity("centroid_cosine", X=X, labels=y)
+    assert mtype == "similarity"
+    np.testing.assert_array_equal(M, S)
+    X0 = X.copy()
+    X0[y == 0] = 0.0
+    with pytest.raises(ValueError, match="zero vector"):
+        centroid_cosine(X0, y)
+
+
+def test_given_matrix_validation():
+    y = np.array([0, 1, 2, 2])
+    G = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.5], [2.0, 1.5, 0.0]])
+    for mk in ("distance", "similarity"):
+        M, mtype = cohort_proximity("given", labels=y, matrix=G.tolist(), matrix_kind=mk)
+        assert mtype == mk
+        np.testing.assert_array_equal(M, G)
+    bad_asym = G.copy()
+    bad_asym[0, 1] += 1e-9
+    bad_neg = G.copy()
+    bad_neg[0, 1] = bad_neg[1, 0] = -0.1
+    bad_nan = G.copy()
+    bad_nan[2, 2] = np.nan
+    cases = [
+        (None, "distance", "matrix is required"),
+        (np.zeros((2, 2)), "distance", r"shape \(3, 3\)"),
+        (np.zeros((3, 2)), "distance", r"shape \(3, 3\)"),
+        (bad_nan, "distance", "NaN or infinite"),
+        (bad_asym, "distance", "symmetric"),
+        (bad_neg, "similarity", "non-negative"),
+        (G, "affinity", r"matrix_kind must be one of \['distance', 'similarity'\]"),
+    ]
+    for M, mk, msg in cases:
+        with pytest.raises(ValueError, match=msg):
+            cohort_proximity("given", labels=y, matrix=M, matrix_kind=mk)
+    check_given_matrix(G + 1e-13 * np.triu(np.ones((3, 3)), 1), 3)  # asymmetry within 1e-12 is accepted
+    with pytest.raises(ValueError, match="only used with proximity kind='given'"):
+        cohort_proximity("centres", X=np.zeros((4, 2)), labels=y, matrix=G)
+    with pytest.raises(ValueError, match=r"proximity kind must be one of \[.*'pairs', 'centroid_cosine', 'given'\]"):
+        cohort_proximity("eq7", labels=y)
+    assert PROXIMITY_KINDS[-3:] == ("pairs", "centroid_cosine", "given")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# new prototype kinds: symmetric SNE, Laplacian eigenmaps
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_sne_kl_gradient_matches_finite_differences():
+    c = 7
+    P = _random_P(c, 109)
+    Y = np.random.default_rng(110).normal(size=(c, 2))
+    kl, g = _sne_kl_and_grad(Y, P)
+    eps = 1e-6
+    fd = np.zeros_like(Y)
+    for i in range(c):
+        for k in range(2):
+            Yp, Ym = Y.copy(), Y.copy()
+            Yp[i, k] += eps
+            Ym[i, k] -= eps
+            fd[i, k] = (_sne_kl_and_grad(Yp, P)[0] - _sne_kl_and_grad(Ym, P)[0]) / (2 * eps)
+    assert kl > 0
+    assert np.linalg.norm(g - fd) / np.linalg.norm(g) < 1e-6
+    # the Gaussian kernel differs from the Student-t one (guards against reusing _tsne_kl_and_grad)
+    assert not np.isclose(kl, _tsne_kl_and_grad(Y, P)[0])
+    # far-apart points do not underflow to NaN
+    assert np.isfinite(_sne_kl_and_grad(Y * 100.0, P)[0])
+
+
+def _pairwise(Y: np.ndarray) -> np.ndarray:
+    return np.sqrt(((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+
+
+def test_sne_prototypes_separate_groups_and_deterministic():
+    S = _two_group_similarity()
+    Y = sne_prototypes(S, kind="similarity", random_state=3)
+    assert Y.shape == (8, 2) and np.all(np.isfinite(Y))
+    D = _pairwise(Y)
+    assert max(D[:4, :4].max(), D[4:, 4:].max()) < D[:4, 4:].min()
+    np.testing.assert_array_equal(Y, sne_prototypes(S, kind="similarity", random_state=3))
+    P = _tsne_affinity(S, "similarity")
+    kl5 = _sne_kl_and_grad(Y, P)[0]
+    assert kl5 <= _sne_kl_and_grad(sne_prototypes(S, n_seeds=1, random_state=3), P)[0] + 1e-12
+    # points on a line: the default ("auto" = 1.0) schedule converges (KL ~ 0) and does not blow up
+    x = np.arange(8.0)
+    Dl = np.abs(x[:, None] - x[None, :])
+    assert _sne_kl_and_grad(sne_prototypes(Dl, kind="distance"), _tsne_affinity(Dl, "distance"))[0] < 1e-6
+
+
+def test_laplacian_prototypes_separate_groups_and_deterministic():
+    S = _two_group_similarity()
+    Z = laplacian_prototypes(S)
+    assert Z.shape == (8, 2) and np.all(np.isfinite(Z))
+    # the leading (Fiedler) coordinate splits the two groups by sign, with a gap larger than either group's spread
+    f = Z[:, 0]
+    assert (np.all(f[:4] > 0) and np.all(f[4:] < 0)) or (np.all(f[:4] < 0) and np.all(f[4:] > 0))
+    gap = min(abs(f[:4].min() - f[4:].max()), abs(f[4:].min() - f[:4].max()))
+    assert gap > 10 * max(np.ptp(f[:4]), np.ptp(f[4:]))
+    np.testing.assert_array_equal(Z, laplacian_prototypes(S))
+    # sign convention and the generalised eigenproblem L f = lambda D f
+    idx = np.argmax(np.abs(Z), axis=0)
+    assert np.all(Z[idx, [0, 1]] > 0)
+    deg = S.sum(1) - np.diag(S)
+    Sz = S - np.diag(np.diag(S))
+    L = np.diag(deg) - Sz
+    for k in range(2):
+        lam = Z[:, k] @ L @ Z[:, k] / (Z[:, k] @ (deg * Z[:, k]))
+        np.testing.assert_allclose(L @ Z[:, k], lam * deg * Z[:, k], atol=1e-10)
+        assert lam > 1e-9
+    # distance input goes through the median Gaussian similarity
+    rng = np.random.default_rng(113)
+    C = rng.normal(size=(6, 3))
+    D = _pairwise(C)
+    np.testing.assert_array_equal(laplacian_prototypes(D, kind="distance"),
+                                  laplacian_prototypes(gaussian_similarity(D)))
+    iso = S.copy()
+    iso[0, 1:] = iso[1:, 0] = 0.0
+    with pytest.raises(ValueError, match="zero similarity"):
+        laplacian_prototypes(iso)
+
+
+def test_make_prototypes_new_kinds_centred_rms_rho():
+    rng = np.random.default_rng(127)
+    l, c = 120, 6
+    y = np.repeat(np.arange(c), l // c)
+    X = rng.normal(size=(l, 2)) + y[:, None] * 2.0 + 1.0
+    W = random_W(l, 0.1, seed=128)
+    G = _pairwise(rng.normal(size=(c, 2)))
+    outs = {
+        "sne": make_prototypes("sne", X=X, labels=y, proximity="centres_gaussian", rho=2.5),
+        "sne_graph": make_prototypes("sne", W=W, labels=y, proximity="graph", rho=2.5),
+        "laplacian": make_prototypes("laplacian", X=X, labels=y, proximity="centres", rho=2.5),
+        "laplacian_cos": make_prototypes("laplacian", X=X, labels=y, proximity="centroid_cosine", rho=2.5),
+        "mds_pairs": make_prototypes("mds", X=X, labels=y, proximity="pairs", rho=2.5),
+        "tsne_pairs": make_prototypes("tsne", X=X, labels=y, proximity="pairs", rho=2.5),
+        "tsne_given": make_prototypes("tsne", labels=y, proximity="given", matrix=G, rho=2.5),
+        "lap_given": make_prototypes("laplacian", labels=y, proximity="given", matrix=np.exp(-G), rho=2.5,
+                                     matrix_kind="similarity"),
+    }
+    for name, P in outs.items():
+        assert P.shape == (c, 2) and np.all(np.isfinite(P)), name
+        np.testing.assert_allclose(P.mean(axis=0), 0.0, atol=1e-12, err_msg=name)
+        assert np.isclose(np.sqrt(np.mean(np.sum(P**2, axis=1))), 2.5), name
+    assert set(PROTOTYPE_KINDS) >= {"sne", "laplacian"}
+    # the given matrix really is used: t-SNE of G (as a distance) equals the direct call
+    np.testing.assert_allclose(outs["tsne_given"], normalize_prototypes(tsne_prototypes(G, kind="distance"), 2.5))
+    with pytest.raises(ValueError, match="matrix is required"):
+        make_prototypes("sne", labels=y, proximity="given")

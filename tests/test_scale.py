@@ -41,7 +41,9 @@ def test_no_dense_n_by_n_at_20000_samples():
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["nnz"] <= N * 2 * 50
     assert out["traced_peak"] < 0.1 * DENSE_BYTES, out
-    assert out["maxrss_kb"] * 1024 < 0.5 * DENSE_BYTES, out
+    # the resident peak also counts numba/LLVM compilation (~1 GB with a cold cache, independent of n); one
+    # dense n×n float64 matrix on top of that would exceed this bound
+    assert out["maxrss_kb"] * 1024 < 0.75 * DENSE_BYTES, out
     # the scores are real numbers in [0, 1], not placeholders
     assert all(0.0 <= v <= 1.0 for v in out["scores"].values())
     assert out["scores"]["s_c"] > 0.8  # E1 places the cohorts at their prototypes

@@ -1,4 +1,4 @@
-"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 5-6) and prototypes Υ (spec 2.2-2.4)."""
+"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 4-6) and prototypes Υ (spec 2.2-2.4)."""
 
 from .confidence import (
     CONFIDENCE_KINDS,
@@ -15,27 +15,36 @@ from .prototypes import (
     PROTOTYPE_KINDS,
     classical_mds,
     cohort_means,
+    laplacian_prototypes,
     make_prototypes,
     normalize_prototypes,
     ring_prototypes,
     similarity_to_distance,
+    sne_prototypes,
     tsne_prototypes,
 )
 from .proximity import (
+    MATRIX_KINDS,
     PROXIMITY_KINDS,
     centre_distances,
+    centroid_cosine,
+    check_given_matrix,
     cohort_proximity,
     gaussian_similarity,
     graph_similarity,
+    pair_distances,
 )
 
 __all__ = [
     "CONFIDENCE_KINDS",
     "CONFIDENCE_SOURCES",
     "DENSITIES",
+    "MATRIX_KINDS",
     "PROTOTYPE_KINDS",
     "PROXIMITY_KINDS",
     "centre_distances",
+    "centroid_cosine",
+    "check_given_matrix",
     "classical_mds",
     "cohort_means",
     "cohort_proximity",
@@ -44,13 +53,16 @@ __all__ = [
     "graph_confidence",
     "graph_similarity",
     "label_matrix",
+    "laplacian_prototypes",
     "make_prototypes",
     "normalize_prototypes",
+    "pair_distances",
     "probability_confidence",
     "rescale",
     "ring_prototypes",
     "similarity_to_centres",
     "similarity_to_distance",
+    "sne_prototypes",
     "tsne_prototypes",
 ]
 from .relation import RelationFeatures, compacted_features, relation_features, resolve_n_prototypes

@@ -1,8 +1,10 @@
-"""Cohort prototypes Υ (c x k): cohort means, classical MDS, small-c exact t-SNE, ring, given (spec section 2.4, 7).
+"""Cohort prototypes Υ (c x k): cohort means, classical MDS, small-c exact t-SNE and symmetric SNE, Laplacian
+eigenmaps, ring, given (spec section 2.4, 7).
 
 Scale convention (spec section 2.4 [assumption]): every generated prototype set except the raw cohort means is
 centred and rescaled to RMS radius rho (sqrt(mean_j ||upsilon_j||²) = rho, rho = 3 by default) by
-:func:`normalize_prototypes`. The generators themselves (:func:`classical_mds`, :func:`tsne_prototypes`) return raw
+:func:`normalize_prototypes`. The generators themselves (:func:`classical_mds`, :func:`tsne_prototypes`,
+:func:`sne_prototypes`, :func:`laplacian_prototypes`) return raw
 coordinates; :func:`make_prototypes` applies the convention.
 """
 
@@ -10,7 +12,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from collections.abc import Callable
+
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
@@ -22,13 +27,15 @@ __all__ = [
     "cohort_means",
     "classical_mds",
     "tsne_prototypes",
+    "sne_prototypes",
+    "laplacian_prototypes",
     "ring_prototypes",
     "make_prototypes",
     "similarity_to_distance",
     "PROTOTYPE_KINDS",
 ]
 
-PROTOTYPE_KINDS: tuple[str, ...] = ("means", "mds", "tsne", "ring", "given")
+PROTOTYPE_KINDS: tuple[str, ...] = ("means", "mds", "tsne", "ring", "given", "sne", "laplacian")
 
 
 def normalize_prototypes(P: ArrayLike, rho: float = 3.0) -> np.ndarray:
@@ -147,6 +154,29 @@ def _tsne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
     return kl, grad
 
 
+def _sne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
+    """Symmetric-SNE objective and gradient for joint affinities P (c x c, symmetric, zero diagonal).
+
+    Gaussian output kernel: q_ij = qt_ij / sum_{m != n} qt_mn, qt_ij = exp(-||y_i - y_j||²);
+    KL(P || Q) = sum_{p_ij > 0} p_ij log(p_ij / q_ij) and dKL/dy_i = 4 sum_j (p_ij - q_ij)(y_i - y_j) (valid when P
+    sums to 1; with the exaggerated P only the gradient is used, as for t-SNE). The kernel is evaluated as
+    exp(-(d² - min_offdiag d²)), which leaves Q unchanged but cannot underflow to an all-zero sum.
+    """
+    c = Y.shape[0]
+    sq = np.sum(Y * Y, axis=1)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T), 0.0)
+    off = ~np.eye(c, dtype=bool)
+    shift = d2[off].min()
+    np.fill_diagonal(d2, np.inf)  # exp(-inf) = 0: zero diagonal without overflow
+    num = np.exp(-(d2 - shift))
+    Q = num / num.sum()
+    PQ = P - Q
+    grad = 4.0 * (PQ.sum(axis=1)[:, None] * Y - PQ @ Y)
+    mask = P > 0
+    kl = float(np.sum(P[mask] * (np.log(P[mask]) - np.log(np.maximum(Q[mask], np.finfo(np.float64).tiny)))))
+    return kl, grad
+
+
 def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
     if kind == "distance":
         if M.min() < 0:
@@ -164,8 +194,16 @@ def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
     return P / total
 
 
+_Objective = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
+
+
 def _tsne_run(
-    P: np.ndarray, rng: np.random.Generator, n_components: int, n_iter: int, eta: float
+    P: np.ndarray,
+    rng: np.random.Generator,
+    n_components: int,
+    n_iter: int,
+    eta: float,
+    objective: _Objective = _tsne_kl_and_grad,
 ) -> tuple[np.ndarray, float]:
     exaggeration, exaggeration_iters = 4.0, 100
     momentum_switch = 250
@@ -175,7 +213,7 @@ def _tsne_run(
     gains = np.ones_like(Y)
     Pex = P * exaggeration
     for it in range(n_iter):
-        _, grad = _tsne_kl_and_grad(Y, Pex if it < exaggeration_iters else P)
+        _, grad = objective(Y, Pex if it < exaggeration_iters else P)
         momentum = 0.5 if it < momentum_switch else 0.8
         same = (grad > 0) == (update > 0)
         gains = np.where(same, gains * 0.8, gains + 0.2)
@@ -183,7 +221,7 @@ def _tsne_run(
         update = momentum * update - eta * gains * grad
         Y = Y + update
         Y -= Y.mean(axis=0)
-    kl, _ = _tsne_kl_and_grad(Y, P)
+    kl, _ = objective(Y, P)
     return Y, kl
 
 
@@ -216,6 +254,25 @@ def tsne_prototypes(
     Returns raw (centred, unscaled) coordinates (c, n_components); see :func:`normalize_prototypes`. A single
     cohort returns zeros.
     """
+    return _embed_best_of_seeds(
+        M, _tsne_kl_and_grad, kind=kind, n_components=n_components, n_seeds=n_seeds, random_state=random_state,
+        n_iter=n_iter, learning_rate=learning_rate, auto_rate=lambda c: max(c / 12.0, 10.0),
+    )
+
+
+def _embed_best_of_seeds(
+    M: ArrayLike,
+    objective: _Objective,
+    *,
+    kind: str,
+    n_components: int,
+    n_seeds: int,
+    random_state: int,
+    n_iter: int,
+    learning_rate: float | str,
+    auto_rate: Callable[[int], float],
+) -> np.ndarray:
+    """Shared validation + best-of-``n_seeds`` driver of :func:`tsne_prototypes` and :func:`sne_prototypes`."""
     M = _check_square(M, "M")
     if kind not in ("similarity", "distance"):
         raise ValueError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
@@ -228,7 +285,7 @@ def tsne_prototypes(
     if isinstance(learning_rate, str):
         if learning_rate != "auto":
             raise ValueError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
-        eta = max(c / 12.0, 10.0)
+        eta = float(auto_rate(c))
     else:
         eta = float(learning_rate)
         if not (np.isfinite(eta) and eta > 0):
@@ -239,11 +296,83 @@ def tsne_prototypes(
     best_Y: np.ndarray | None = None
     best_kl = np.inf
     for child in np.random.SeedSequence(int(random_state)).spawn(int(n_seeds)):
-        Y, kl = _tsne_run(P, np.random.default_rng(child), int(n_components), int(n_iter), eta)
+        Y, kl = _tsne_run(P, np.random.default_rng(child), int(n_components), int(n_iter), eta, objective)
         if best_Y is None or kl < best_kl:
             best_Y, best_kl = Y, kl
     assert best_Y is not None  # n_seeds >= 1
     return best_Y
+
+
+def sne_prototypes(
+    M: ArrayLike,
+    *,
+    kind: Literal["similarity", "distance"] = "similarity",
+    n_components: int = 2,
+    n_seeds: int = 5,
+    random_state: int = 0,
+    n_iter: int = 1000,
+    learning_rate: float | Literal["auto"] = "auto",
+) -> np.ndarray:
+    """Exact small-c symmetric SNE (Gaussian output kernel) of a cohort proximity matrix (spec section 2.4, H.7).
+
+    Identical to :func:`tsne_prototypes` (same P from ``M``/``kind``, same optimiser schedule, seeding and
+    best-KL-of-``n_seeds`` selection) except that the output kernel is Gaussian, qt_ij = exp(-||y_i - y_j||²), with
+    gradient 4 sum_j (p_ij - q_ij)(y_i - y_j) (:func:`_sne_kl_and_grad`), and that ``learning_rate="auto"`` is 1.0:
+    the SNE gradient lacks t-SNE's qt_ij damping, so the t-SNE rate max(c/12, 10) makes the gains-accelerated
+    iteration diverge (overflow) already for c = 8; rates 0.5-4 reach the same KL (c = 8 and 60 checked) [ours].
+    Returns raw (centred, unscaled) coordinates (c, n_components). A single cohort returns zeros.
+    """
+    return _embed_best_of_seeds(
+        M, _sne_kl_and_grad, kind=kind, n_components=n_components, n_seeds=n_seeds, random_state=random_state,
+        n_iter=n_iter, learning_rate=learning_rate, auto_rate=lambda c: 1.0,
+    )
+
+
+def laplacian_prototypes(
+    M: ArrayLike, *, kind: Literal["similarity", "distance"] = "similarity", n_components: int = 2
+) -> np.ndarray:
+    """Laplacian eigenmaps (Belkin & Niyogi 2003) of a cohort proximity matrix (spec section 2.4, H.7).
+
+    - Affinity S: ``kind="similarity"``: M symmetrised with zero diagonal; ``kind="distance"``:
+      :func:`cova.cohorts.proximity.gaussian_similarity` of M (median sigma). S must be non-negative and every
+      cohort needs a positive degree d_i = sum_j s_ij.
+    - Solve the normalised problem L f = lambda D f (L = D - S, D = diag(d); dense ``scipy.linalg.eigh``), i.e.
+      the eigenvectors of the normalised (random-walk) Laplacian I - D⁻¹S, whose eigenvalues equal those of
+      I - D^(-1/2) S D^(-1/2). Eigenvalues <= 1e-9 count as zero (one per connected component); the embedding is the
+      ``n_components`` eigenvectors with the smallest non-zero eigenvalues, zero-padded when fewer exist.
+    - Sign convention: in every column the entry of largest |value| is positive. Deterministic.
+
+    Returns raw coordinates (c, n_components) (D-orthonormal columns, not centred); see :func:`normalize_prototypes`.
+    """
+    M = _check_square(M, "M")
+    if kind not in ("similarity", "distance"):
+        raise ValueError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
+        raise ValueError(f"n_components must be an int >= 1, got {n_components!r}")
+    c = M.shape[0]
+    if c == 1:
+        return np.zeros((1, n_components))
+    if kind == "distance":
+        if M.min() < 0:
+            raise ValueError("a distance matrix M must be non-negative")
+        S = gaussian_similarity(M)
+    else:
+        S = M
+    if S.min() < 0:
+        raise ValueError("a similarity matrix M must be non-negative for Laplacian eigenmaps")
+    S = 0.5 * (S + S.T)
+    np.fill_diagonal(S, 0.0)
+    deg = S.sum(axis=1)
+    if np.any(deg <= 0):
+        iso = np.flatnonzero(deg <= 0).tolist()
+        raise ValueError(f"cohorts {iso} have zero similarity to every other cohort; Laplacian eigenmaps undefined")
+    L = np.diag(deg) - S
+    evals, evecs = scipy.linalg.eigh(L, np.diag(deg))
+    keep = np.flatnonzero(evals > 1e-9)[:n_components]
+    Z = np.zeros((c, n_components))
+    Z[:, : keep.size] = evecs[:, keep]
+    _fix_signs(Z)
+    return Z
 
 
 def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
@@ -261,17 +390,19 @@ def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
 
 
 def make_prototypes(
-    kind: Literal["means", "mds", "tsne", "ring", "given"],
+    kind: Literal["means", "mds", "tsne", "ring", "given", "sne", "laplacian"],
     *,
     X: ArrayLike | None = None,
     W: ArrayLike | sp.spmatrix | None = None,
     labels: ArrayLike,
     n_cohorts: int | None = None,
-    proximity: Literal["centres", "centres_gaussian", "graph"] = "centres",
+    proximity: Literal["centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given"] = "centres",
     rho: float = 3.0,
     random_state: int = 0,
     given: ArrayLike | None = None,
     tsne_learning_rate: float | Literal["auto"] = "auto",
+    matrix: ArrayLike | None = None,
+    matrix_kind: Literal["distance", "similarity"] = "distance",
 ) -> np.ndarray:
     """Dispatcher for cohort prototypes Υ (c x k).
 
@@ -281,11 +412,15 @@ def make_prototypes(
         :func:`similarity_to_distance`);
         ``"tsne"``: :func:`tsne_prototypes` (k = 2) of the ``proximity`` matrix, seeded by ``random_state``, with
         ``learning_rate=tsne_learning_rate``;
+        ``"sne"``: :func:`sne_prototypes` (k = 2, symmetric SNE, Gaussian output kernel) of the ``proximity``
+        matrix, same P, seeding and learning rate as "tsne";
+        ``"laplacian"``: :func:`laplacian_prototypes` (k = 2) of the ``proximity`` matrix (a distance is first
+        converted with :func:`cova.cohorts.proximity.gaussian_similarity`);
         ``"ring"``: :func:`ring_prototypes`;
         ``"given"``: the (c, k) array ``given`` (e.g. hand-placed prototypes).
 
     ``proximity`` is passed to :func:`cova.cohorts.proximity.cohort_proximity` (needs X for "centres" /
-    "centres_gaussian", W for "graph"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
+    "centres_gaussian" / "pairs" / "centroid_cosine", W for "graph", ``matrix`` and ``matrix_kind`` for "given"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
     """
     if kind not in PROTOTYPE_KINDS:
         raise ValueError(f"prototype kind must be one of {list(PROTOTYPE_KINDS)}, got {kind!r}")
@@ -303,14 +438,19 @@ def make_prototypes(
         if P.ndim != 2 or P.shape[0] != c:
             raise ValueError(f"given must have shape ({c}, k), one row per cohort, got {P.shape}")
     else:
-        M, mtype = cohort_proximity(proximity, X=X, W=W, labels=y, n_cohorts=c)
+        M, mtype = cohort_proximity(
+            proximity, X=X, W=W, labels=y, n_cohorts=c, matrix=matrix, matrix_kind=matrix_kind
+        )
         if kind == "mds":
             D = M if mtype == "distance" else similarity_to_distance(M)
             P = classical_mds(D, n_components=min(2, c))
             if P.shape[1] < 2:
                 P = np.hstack([P, np.zeros((c, 2 - P.shape[1]))])
+        elif kind == "laplacian":
+            P = laplacian_prototypes(M, kind=mtype)  # type: ignore[arg-type]
         else:
-            P = tsne_prototypes(
+            embed = sne_prototypes if kind == "sne" else tsne_prototypes
+            P = embed(
                 M, kind=mtype, random_state=random_state, learning_rate=tsne_learning_rate  # type: ignore[arg-type]
             )
     return normalize_prototypes(P, rho)

@@ -1,7 +1,8 @@
-"""Cohort proximity (c x c), the input to prototype generation: paper Eqs. 5-6 (spec section 2.3).
+"""Cohort proximity (c x c), the input to prototype generation: paper Eqs. 4-6 (spec section 2.3).
 
 Every function returns a dense c x c float64 array (c is small). Graph-based proximities use only sparse products
-YᵀWY with the sparse l x c indicator Y, so no l x l dense array is allocated.
+YᵀWY with the sparse l x c indicator Y, and the sample-pair distances of Eq. 4 are accumulated over row blocks
+(O(block_size * l) memory), so no l x l dense array is allocated.
 """
 
 from __future__ import annotations
@@ -17,13 +18,20 @@ from .confidence import _check_labels, _check_W, _check_X, _cohort_means, _cohor
 
 __all__ = [
     "centre_distances",
+    "pair_distances",
+    "centroid_cosine",
+    "check_given_matrix",
     "gaussian_similarity",
     "graph_similarity",
     "cohort_proximity",
     "PROXIMITY_KINDS",
 ]
 
-PROXIMITY_KINDS: tuple[str, ...] = ("centres", "centres_gaussian", "graph")
+PROXIMITY_KINDS: tuple[str, ...] = ("centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given")
+MATRIX_KINDS: tuple[str, ...] = ("distance", "similarity")
+
+# default budget for the blocked Eq. 4 computation: block_size * l <= this many float64 entries (32 MiB)
+_PAIR_BLOCK_ENTRIES = 1 << 22
 
 
 def _check_square(M: ArrayLike, name: str) -> np.ndarray:
@@ -46,6 +54,95 @@ def centre_distances(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = No
     D = cdist(mu, mu)
     np.fill_diagonal(D, 0.0)
     return D
+
+
+def pair_distances(
+    X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None, *, block_size: int | None = None
+) -> np.ndarray:
+    """Eq. 4: d_ij = (1/(n_i n_j)) sum_{y_s = i, y_t = j} ||x_s - x_t||_2, the mean sample-pair distance (c x c).
+
+    For i = j the mean is over the n_i (n_i - 1) ordered pairs of *distinct* samples (0 for a singleton cohort), so
+    the zero self-distances do not pull the diagonal down. Every cohort must be non-empty.
+
+    Computed over blocks of ``block_size`` rows: each block's (block_size, l) distance matrix is summed per cohort
+    with the sparse indicator, so memory is O(block_size * l + c²) (never l x l). ``block_size=None`` picks
+    max(1, 2**22 // l) rows (a 32 MiB block). The result is symmetrised (it is symmetric up to round-off).
+    """
+    y, c = _check_labels(labels, n_cohorts)
+    X = _check_X(X, y.shape[0])
+    l = y.shape[0]
+    n = _cohort_sizes(y, c)
+    if np.any(n == 0):
+        empty = np.flatnonzero(n == 0).tolist()
+        raise ValueError(f"Eq. 4 pair distances are undefined for empty cohorts {empty} (check labels / n_cohorts)")
+    if block_size is None:
+        b = max(1, _PAIR_BLOCK_ENTRIES // l)
+    else:
+        if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+            raise ValueError(f"block_size must be a positive int or None, got {block_size!r}")
+        b = int(block_size)
+    Y = label_matrix(y, c)  # (l, c) sparse
+    T = np.zeros((c, c), dtype=np.float64)
+    for start in range(0, l, b):
+        stop = min(start + b, l)
+        B = cdist(X[start:stop], X)  # (b, l)
+        per_cohort = np.asarray(Y.T @ B.T).T  # (b, c): row sums of B over each cohort's columns
+        T += np.asarray(Y[start:stop].T @ per_cohort)  # (c, c)
+    T = 0.5 * (T + T.T)
+    nn = np.outer(n, n).astype(np.float64)
+    np.fill_diagonal(nn, n * (n - 1.0))
+    D = np.zeros((c, c), dtype=np.float64)
+    np.divide(T, nn, out=D, where=nn > 0)
+    return D
+
+
+def centroid_cosine(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
+    """Cosine similarity between cohort means, s_ij = max(0, mu_i·mu_j / (||mu_i|| ||mu_j||)) (spec 2.3, H.4).
+
+    A similarity. Negative cosines (possible for centred or signed features; not for the raw non-negative word
+    counts of H.4) are clipped to 0 so the result is a valid non-negative affinity for t-SNE / SNE / Laplacian
+    eigenmaps [ours]. The diagonal is 1 (consumers zero it). Every cohort must be non-empty and no cohort mean may
+    be the zero vector (its cosine is undefined).
+    """
+    y, c = _check_labels(labels, n_cohorts)
+    X = _check_X(X, y.shape[0])
+    mu = _cohort_means(X, y, c)
+    norms = np.linalg.norm(mu, axis=1)
+    if np.any(norms == 0):
+        zero = np.flatnonzero(norms == 0).tolist()
+        raise ValueError(f"cosine similarity is undefined for cohorts {zero} whose mean is the zero vector")
+    U = mu / norms[:, None]
+    S = np.clip(U @ U.T, 0.0, 1.0)
+    S = 0.5 * (S + S.T)
+    np.fill_diagonal(S, 1.0)
+    return S
+
+
+def check_given_matrix(matrix: ArrayLike | None, c: int, matrix_kind: str = "distance") -> np.ndarray:
+    """Validate an external c x c cohort proximity (proximity kind ``"given"``) and return it as float64.
+
+    Checks: ``matrix_kind`` in {"distance", "similarity"}; shape (c, c); all finite; symmetric within
+    1e-12 * max(1, max|M|); non-negative. Returns the exactly symmetrised matrix 0.5 (M + Mᵀ).
+    """
+    if matrix_kind not in MATRIX_KINDS:
+        raise ValueError(f"matrix_kind must be one of {list(MATRIX_KINDS)}, got {matrix_kind!r}")
+    if matrix is None:
+        raise ValueError("matrix is required for proximity kind='given' (got None)")
+    try:
+        M = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"matrix must be a numeric (c, c) array: {exc}") from exc
+    if M.shape != (c, c):
+        raise ValueError(f"matrix must have shape ({c}, {c}), one row and column per cohort, got {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError("matrix contains NaN or infinite values")
+    tol = 1e-12 * max(1.0, float(np.abs(M).max()))
+    asym = float(np.abs(M - M.T).max())
+    if asym > tol:
+        raise ValueError(f"matrix must be symmetric (max |M - Mᵀ| = {asym:.3g} > {tol:.3g})")
+    if M.min() < 0:
+        raise ValueError(f"matrix must be non-negative (minimum entry {float(M.min()):.3g})")
+    return 0.5 * (M + M.T)
 
 
 def gaussian_similarity(D: ArrayLike, sigma: float | None = None) -> np.ndarray:
@@ -95,12 +192,14 @@ def graph_similarity(W: ArrayLike | sp.spmatrix, labels: ArrayLike, n_cohorts: i
 
 
 def cohort_proximity(
-    kind: Literal["centres", "centres_gaussian", "graph"],
+    kind: Literal["centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given"],
     *,
     X: ArrayLike | None = None,
     W: ArrayLike | sp.spmatrix | None = None,
     labels: ArrayLike,
     n_cohorts: int | None = None,
+    matrix: ArrayLike | None = None,
+    matrix_kind: Literal["distance", "similarity"] = "distance",
 ) -> tuple[np.ndarray, str]:
     """Dispatcher returning ``(matrix, "distance" | "similarity")``.
 
@@ -108,13 +207,29 @@ def cohort_proximity(
         ``"centres"``: Eq. 5 centre distances (a distance; needs X);
         ``"centres_gaussian"``: Eq. 5 followed by :func:`gaussian_similarity` with the median sigma (a similarity;
         needs X; used for the Cylinder2 prototypes);
-        ``"graph"``: Eq. 6 graph similarity (a similarity; needs W).
+        ``"graph"``: Eq. 6 graph similarity (a similarity; needs W);
+        ``"pairs"``: Eq. 4 mean sample-pair distances, :func:`pair_distances` (a distance; needs X);
+        ``"centroid_cosine"``: :func:`centroid_cosine`, cosine between cohort means clipped at 0 (a similarity;
+        needs X);
+        ``"given"``: the external c x c ``matrix`` validated by :func:`check_given_matrix`, of type
+        ``matrix_kind`` ("distance" or "similarity").
+
+    ``matrix`` is only accepted with ``kind="given"``.
     """
     if kind not in PROXIMITY_KINDS:
         raise ValueError(f"proximity kind must be one of {list(PROXIMITY_KINDS)}, got {kind!r}")
-    if kind in ("centres", "centres_gaussian"):
+    if kind == "given":
+        _, c = _check_labels(labels, n_cohorts)
+        return check_given_matrix(matrix, c, matrix_kind), str(matrix_kind)
+    if matrix is not None:
+        raise ValueError(f"matrix is only used with proximity kind='given', got kind={kind!r}")
+    if kind in ("centres", "centres_gaussian", "pairs", "centroid_cosine"):
         if X is None:
             raise ValueError(f"X is required for proximity kind={kind!r} (got None)")
+        if kind == "pairs":
+            return pair_distances(X, labels, n_cohorts), "distance"
+        if kind == "centroid_cosine":
+            return centroid_cosine(X, labels, n_cohorts), "similarity"
         D = centre_distances(X, labels, n_cohorts)
         if kind == "centres":
             return D, "distance"
