@@ -177,7 +177,8 @@ def _sne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
     return kl, grad
 
 
-def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
+def _as_similarity(M: np.ndarray, kind: str, method: str) -> np.ndarray:
+    """A non-negative similarity from M: a distance goes through :func:`gaussian_similarity`."""
     if kind == "distance":
         if M.min() < 0:
             raise ValueError("a distance matrix M must be non-negative")
@@ -185,7 +186,12 @@ def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
     else:
         S = M
     if S.min() < 0:
-        raise ValueError("a similarity matrix M must be non-negative for t-SNE")
+        raise ValueError(f"a similarity matrix M must be non-negative for {method}")
+    return S
+
+
+def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
+    S = _as_similarity(M, kind, "t-SNE")
     P = 0.5 * (S + S.T)
     np.fill_diagonal(P, 0.0)
     total = P.sum()
@@ -352,14 +358,7 @@ def laplacian_prototypes(
     c = M.shape[0]
     if c == 1:
         return np.zeros((1, n_components))
-    if kind == "distance":
-        if M.min() < 0:
-            raise ValueError("a distance matrix M must be non-negative")
-        S = gaussian_similarity(M)
-    else:
-        S = M
-    if S.min() < 0:
-        raise ValueError("a similarity matrix M must be non-negative for Laplacian eigenmaps")
+    S = _as_similarity(M, kind, "Laplacian eigenmaps")
     S = 0.5 * (S + S.T)
     np.fill_diagonal(S, 0.0)
     deg = S.sum(axis=1)
