@@ -23,7 +23,7 @@ from cova.methods.cova import (_CovaManifold, cova_objective, e1_objective, eige
                                prototype_distance_weights)
 from cova.metrics import s_c, s_c_r, s_n, s_s
 
-COMPOUND_TXT = Path("/work/shared/datasets/compound/Compound.txt")
+COMPOUND_TXT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "compound" / "Compound.txt"
 SPEC = {"weights": {"kind": "euclidean_max", "n_neighbors": 50},
         "confidence": {"kind": "eq12", "source": "eq9", "lambda_p": 0.01},
         "prototypes": {"kind": "ring", "rho": 3}}

@@ -25,7 +25,7 @@ from cova.datasets.fetch import (ENV_MIRROR, MANIFEST, ChecksumError, FetchError
                                  fetch_file, sha256sum)
 from cova.datasets.sources import SOURCES, Source, read_sha256sums
 
-SHARED = Path("/work/shared/datasets")
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"  # shared/ beside the clone
 DEBIAN = Path("/usr/share/datasets")
 
 

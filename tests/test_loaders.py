@@ -17,7 +17,7 @@ from PIL import Image
 from cova.datasets import BUILTIN, LOADERS, RAW_SOURCES, load, raw_source, read_idx
 from cova.datasets.mnist import FASHION_MNIST_CLASSES, per_class_subset
 
-MIRROR = Path("/work/shared/datasets")
+MIRROR = Path(__file__).resolve().parents[2] / "shared" / "datasets"  # shared/ beside the clone
 CORA, MNIST, COIL = MIRROR / "cora", MIRROR / "mnist", MIRROR / "coil-20-proc"
 COMPOUND, WORLDTRADE = MIRROR / "compound", MIRROR / "worldtrade"
 FASHION = Path("/usr/share/datasets/fashion-mnist")

@@ -1,6 +1,6 @@
 """Registry of the real datasets the project can fetch: file names, sha256, mirrors, canonical URLs, licences.
 
-Every checksum below is the sha256 of the upstream file (see ``/work/shared/datasets/README.md``); no
+Every checksum below is the sha256 of the upstream file (see the project's ``shared/datasets/README.md``); no
 upstream publishes sha256 for Cora, COIL-20, Compound or WorldTrade, so those are the sha256 of the files
 as distributed at the time the registry was written. :func:`cova.datasets.fetch.fetch` uses this registry.
 """
