@@ -39,8 +39,7 @@ def _single_threaded_blas():
 
 
 def _compound_dataset() -> Dataset:
-    if not COMPOUND_TXT.exists():
-        pytest.skip(f"{COMPOUND_TXT} not available")
+    assert COMPOUND_TXT.exists(), f"the project's offline datasets are expected beside the clone: {COMPOUND_TXT}"
     data = np.loadtxt(COMPOUND_TXT)
     values, labels = np.unique(data[:, 2], return_inverse=True)
     return Dataset(data[:, :2], labels, [f"cluster {int(v)}" for v in values])
