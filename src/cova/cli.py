@@ -56,7 +56,7 @@ def cmd_inputs(a: argparse.Namespace) -> None:
     inputs = build_inputs(ds, _json(a.spec), seed=a.seed)
     log.info("done in %.1f s: nnz(W) = %d, R %s, prototypes %s", time.perf_counter() - t0, inputs.W.nnz,
              inputs.R.shape, inputs.prototypes.shape)
-    inputs.save(a.out)
+    inputs.save(a.out, with_X=inputs.X is not ds.X, with_labels=inputs.labels is not ds.labels)
 
 
 def cmd_embed(a: argparse.Namespace) -> None:

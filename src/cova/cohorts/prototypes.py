@@ -395,13 +395,16 @@ def make_prototypes(
     W: ArrayLike | sp.spmatrix | None = None,
     labels: ArrayLike,
     n_cohorts: int | None = None,
-    proximity: Literal["centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given"] = "centres",
+    proximity: Literal["centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given",
+                       "citation", "cluster_graph"] = "centres",
     rho: float = 3.0,
     random_state: int = 0,
     given: ArrayLike | None = None,
     tsne_learning_rate: float | Literal["auto"] = "auto",
     matrix: ArrayLike | None = None,
     matrix_kind: Literal["distance", "similarity"] = "distance",
+    relations: ArrayLike | sp.spmatrix | None = None,
+    graph_neighbors: int = 2,
 ) -> np.ndarray:
     """Dispatcher for cohort prototypes Υ (c x k).
 
@@ -419,7 +422,8 @@ def make_prototypes(
         ``"given"``: the (c, k) array ``given`` (e.g. hand-placed prototypes).
 
     ``proximity`` is passed to :func:`cova.cohorts.proximity.cohort_proximity` (needs X for "centres" /
-    "centres_gaussian" / "pairs" / "centroid_cosine", W for "graph", ``matrix`` and ``matrix_kind`` for "given"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
+    "centres_gaussian" / "pairs" / "centroid_cosine", W for "graph", ``matrix`` and ``matrix_kind`` for "given", ``relations`` for "citation",
+    ``graph_neighbors`` for "cluster_graph"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
     """
     if kind not in PROTOTYPE_KINDS:
         raise ValueError(f"prototype kind must be one of {list(PROTOTYPE_KINDS)}, got {kind!r}")
@@ -438,7 +442,8 @@ def make_prototypes(
             raise ValueError(f"given must have shape ({c}, k), one row per cohort, got {P.shape}")
     else:
         M, mtype = cohort_proximity(
-            proximity, X=X, W=W, labels=y, n_cohorts=c, matrix=matrix, matrix_kind=matrix_kind
+            proximity, X=X, W=W, labels=y, n_cohorts=c, matrix=matrix, matrix_kind=matrix_kind,
+            relations=relations, graph_neighbors=graph_neighbors,
         )
         if kind == "mds":
             D = M if mtype == "distance" else similarity_to_distance(M)

@@ -23,11 +23,14 @@ __all__ = [
     "check_given_matrix",
     "gaussian_similarity",
     "graph_similarity",
+    "citation_similarity",
+    "cluster_graph",
     "cohort_proximity",
     "PROXIMITY_KINDS",
 ]
 
-PROXIMITY_KINDS: tuple[str, ...] = ("centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given")
+PROXIMITY_KINDS: tuple[str, ...] = ("centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given",
+                                    "citation", "cluster_graph")
 MATRIX_KINDS: tuple[str, ...] = ("distance", "similarity")
 
 # default budget for the blocked Eq. 4 computation: block_size * l <= this many float64 entries (32 MiB)
@@ -191,6 +194,38 @@ def graph_similarity(W: ArrayLike | sp.spmatrix, labels: ArrayLike, n_cohorts: i
     return S
 
 
+def citation_similarity(theta: ArrayLike | sp.spmatrix, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
+    """Citation similarity of Cora's Fig. 9 (spec §2.3): s_ij = 0.5/(n_i + n_j) · Σ_{y_p=i} Σ_{y_q=j} (θ_pq + θ_qp).
+
+    ``theta`` is the (l, l) directed citation matrix (θ[citing, cited] = 1). The normaliser is **n_i + n_j**, as
+    printed (not n_i n_j); the spec copies it exactly. The result is symmetric and non-negative; its diagonal (the
+    within-cohort citation density) is kept, consumers zero it.
+    """
+    y, c = _check_labels(labels, n_cohorts)
+    T = sp.csr_matrix(theta, dtype=np.float64)
+    if T.shape != (y.shape[0], y.shape[0]):
+        raise ValueError(f"the citation matrix must be ({y.shape[0]}, {y.shape[0]}), got {T.shape}")
+    Y = label_matrix(y, c)
+    C = np.asarray((Y.T @ (T + T.T) @ Y).todense(), dtype=np.float64)
+    n = _cohort_sizes(y, c).astype(np.float64)
+    return 0.5 * C / (n[:, None] + n[None, :])
+
+
+def cluster_graph(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None, n_neighbors: int = 2) -> np.ndarray:
+    """Binary cohort graph of Cora's 20 clusters (H.3, spec §2.3): A_ij = 1 iff j is among the ``n_neighbors`` most
+    cosine-similar cohort centres of i, or i among those of j. A similarity with zero diagonal (ties: lower index)."""
+    S = centroid_cosine(X, labels, n_cohorts)
+    c = S.shape[0]
+    if not 1 <= n_neighbors < c:
+        raise ValueError(f"cluster_graph needs 1 <= n_neighbors < c = {c}, got {n_neighbors}")
+    off = S.copy()
+    np.fill_diagonal(off, -np.inf)
+    order = np.argsort(-off, axis=1, kind="stable")[:, :n_neighbors]
+    A = np.zeros((c, c))
+    A[np.repeat(np.arange(c), n_neighbors), order.ravel()] = 1.0
+    return np.maximum(A, A.T)
+
+
 def cohort_proximity(
     kind: Literal["centres", "centres_gaussian", "graph", "pairs", "centroid_cosine", "given"],
     *,
@@ -200,6 +235,8 @@ def cohort_proximity(
     n_cohorts: int | None = None,
     matrix: ArrayLike | None = None,
     matrix_kind: Literal["distance", "similarity"] = "distance",
+    relations: ArrayLike | sp.spmatrix | None = None,
+    graph_neighbors: int = 2,
 ) -> tuple[np.ndarray, str]:
     """Dispatcher returning ``(matrix, "distance" | "similarity")``.
 
@@ -212,7 +249,9 @@ def cohort_proximity(
         ``"centroid_cosine"``: :func:`centroid_cosine`, cosine between cohort means clipped at 0 (a similarity;
         needs X);
         ``"given"``: the external c x c ``matrix`` validated by :func:`check_given_matrix`, of type
-        ``matrix_kind`` ("distance" or "similarity").
+        ``matrix_kind`` ("distance" or "similarity");
+        ``"citation"``: :func:`citation_similarity` of the dataset's ``relations`` (a similarity);
+        ``"cluster_graph"``: :func:`cluster_graph` with ``graph_neighbors`` (a binary similarity; needs X).
 
     ``matrix`` is only accepted with ``kind="given"``.
     """
@@ -223,6 +262,14 @@ def cohort_proximity(
         return check_given_matrix(matrix, c, matrix_kind), str(matrix_kind)
     if matrix is not None:
         raise ValueError(f"matrix is only used with proximity kind='given', got kind={kind!r}")
+    if kind == "citation":
+        if relations is None:
+            raise ValueError("proximity kind='citation' needs a dataset with a relation matrix (e.g. Cora's citations)")
+        return citation_similarity(relations, labels, n_cohorts), "similarity"
+    if kind == "cluster_graph":
+        if X is None:
+            raise ValueError("X is required for proximity kind='cluster_graph' (got None)")
+        return cluster_graph(X, labels, n_cohorts, graph_neighbors), "similarity"
     if kind in ("centres", "centres_gaussian", "pairs", "centroid_cosine"):
         if X is None:
             raise ValueError(f"X is required for proximity kind={kind!r} (got None)")

@@ -1,0 +1,125 @@
+"""Input feature transforms and cohort assignments that an ``inputs`` block may apply before W, R and Υ are built.
+
+```yaml
+features: {kind: pca, n_components: 30}            # Table 1 footnote 1: PCA to 30 dims
+features: {kind: compacted, n_neighbors: 30}        # Cora H.3: X = [S̃YM⁻¹, ΘYM⁻¹] (spec §2.6)
+cohorts:  {kind: spectral, n_clusters: 20}          # Cora's 20 clusters (H.3, Table 2)
+```
+
+The transformed X is "the matrix the model was given", so it is also the space S_n is measured in (spec §5,
+"original features"). Both blocks are optional: ``raw`` features and the dataset's own labels are the defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .datasets.base import Dataset
+
+FEATURE_KINDS: tuple[str, ...] = ("raw", "pca", "compacted")
+COHORT_KINDS: tuple[str, ...] = ("given", "spectral")
+
+
+def cosine_knn_similarity(X: np.ndarray, n_neighbors: int, *, seed: int = 0) -> sp.csr_matrix:
+    """S̃ = S ∘ N(S, h) with S the cosine similarity (spec §2.6): the union of every sample's h most cosine-similar
+    other samples, similarities clipped at 0, zero diagonal. Sparse, O(l·h) memory."""
+    from .affinity.knn import nearest_neighbors
+
+    norms = np.linalg.norm(X, axis=1)
+    if np.any(norms == 0):
+        raise ValueError(f"{int((norms == 0).sum())} samples are all-zero vectors; their cosine similarity is "
+                         "undefined (remove them or use features kind 'pca')")
+    ind, dist = nearest_neighbors(X, n_neighbors, metric="cosine", random_state=seed)
+    l = X.shape[0]
+    rows = np.repeat(np.arange(l), ind.shape[1])
+    S = sp.csr_matrix((np.maximum(1.0 - dist.ravel(), 0.0), (rows, ind.ravel())), shape=(l, l))
+    S = S.maximum(S.T).tocsr()
+    S.setdiag(0.0)
+    S.eliminate_zeros()
+    return S
+
+
+def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels: np.ndarray,
+                       seed: int = 0) -> tuple[np.ndarray, dict[str, Any]]:
+    """The features every method and score sees, from one ``features`` block; returns ``(X, facts)``.
+
+    kind
+        ``"raw"``: the dataset's X unchanged.
+        ``"pca"``: scikit-learn PCA to ``n_components`` (centred, not whitened; ``svd_solver="full"`` so the
+        result does not depend on a random state). Table 1's footnote 1 and the stand-in image protocol (PCA-50).
+        ``"compacted"``: Cora's X = [S̃YM⁻¹, ΘYM⁻¹] (H.3, spec §2.6): S is the cosine between samples, S̃ keeps the
+        ``n_neighbors`` (default 30) nearest in either direction with zero diagonal, Y is the label indicator of
+        ``labels`` (every sample is a representative), M = diag(cohort sizes), and Θ the **undirected** relation
+        matrix of the dataset (spec assumption: the directed one leaves papers without outgoing citations all-zero).
+        ``relations: false`` drops the Θ block (the S̃YM⁻¹ of the 20-cluster projections).
+    """
+    from .cohorts import compacted_features
+
+    spec = dict(spec or {"kind": "raw"})
+    kind = spec.pop("kind", "raw")
+    if kind not in FEATURE_KINDS:
+        raise ValueError(f"features kind must be one of {list(FEATURE_KINDS)}, got {kind!r}")
+    if kind == "raw":
+        return dataset.X, {}
+    if kind == "pca":
+        from sklearn.decomposition import PCA
+
+        n = int(spec.pop("n_components"))
+        if not 1 <= n <= min(dataset.X.shape):
+            raise ValueError(f"features.n_components must be in 1..{min(dataset.X.shape)}, got {n}")
+        Z = PCA(n_components=n, svd_solver="full").fit_transform(dataset.X)
+        return np.ascontiguousarray(Z), {"features_used": f"PCA to {n} dimensions"}
+    h = int(spec.pop("n_neighbors", 30))
+    use_relations = bool(spec.pop("relations", True))
+    c = int(labels.max()) + 1
+    S = cosine_knn_similarity(dataset.X, h, seed=seed)
+    blocks = [compacted_features(S, labels, None, n_cohorts=c)]
+    if use_relations:
+        if dataset.relations is None:
+            raise ValueError("features kind 'compacted' with relations: true needs a dataset with a relation matrix "
+                             "(e.g. Cora's citations); set relations: false otherwise")
+        T = dataset.relations
+        theta = ((T + T.T) > 0).astype(np.float64).tocsr()
+        theta.setdiag(0.0)
+        theta.eliminate_zeros()
+        blocks.append(compacted_features(theta, labels, None, n_cohorts=c))
+    X = np.hstack(blocks)
+    return X, {"features_used": f"compacted [S~YM^-1{', ThetaYM^-1' if use_relations else ''}], cosine {h}-NN "
+                           f"({X.shape[1]} dims)"}
+
+
+def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
+                   seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    """Cohort labels from one ``cohorts`` block; returns ``(labels, names)``.
+
+    kind
+        ``"given"``: the dataset's labels.
+        ``"spectral"``: scikit-learn ``SpectralClustering(n_clusters, affinity="precomputed")`` on the cosine
+        ``n_neighbors``-NN similarity S̃ of the raw X (default 30; spec §6.1 Table 2 assumption), seeded by the
+        inputs seed. Clusters are renumbered by decreasing size (ties: lower first sample index) so that the
+        numbering does not depend on the solver's arbitrary label order. Names are ``cluster 1 .. cluster c``.
+    """
+    spec = dict(spec or {"kind": "given"})
+    kind = spec.pop("kind", "given")
+    if kind not in COHORT_KINDS:
+        raise ValueError(f"cohorts kind must be one of {list(COHORT_KINDS)}, got {kind!r}")
+    if kind == "given":
+        return dataset.labels, list(dataset.label_names)
+    from sklearn.cluster import SpectralClustering
+
+    k = int(spec.pop("n_clusters"))
+    h = int(spec.pop("n_neighbors", 30))
+    if not 2 <= k < dataset.n_samples:
+        raise ValueError(f"cohorts.n_clusters must be in 2..{dataset.n_samples - 1}, got {k}")
+    S = cosine_knn_similarity(dataset.X, h, seed=seed)
+    raw = SpectralClustering(n_clusters=k, affinity="precomputed", random_state=seed,
+                             assign_labels="kmeans").fit_predict(S)
+    sizes = np.bincount(raw, minlength=k)
+    first = np.array([np.flatnonzero(raw == j)[0] if sizes[j] else dataset.n_samples for j in range(k)])
+    order = np.lexsort((first, -sizes))
+    relabel = np.empty(k, dtype=np.int64)
+    relabel[order] = np.arange(k)
+    return relabel[raw], [f"cluster {j + 1}" for j in range(k)]
