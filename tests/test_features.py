@@ -132,3 +132,15 @@ def test_cora_e1_alpha_sweep_follows_fig_h14(cora):
     assert s[0.9]["s_s"] > s[0.1]["s_s"] and s[0.9]["s_c"] > s[0.1]["s_c"] + 0.1
     assert s[0.1]["s_n"] - s[0.9]["s_n"] >= 0.05
     assert s[0.9]["s_c_r"] == 1.0
+
+
+def test_link_comparison_counts_tp_fp_fn():
+    from cova.metrics import cohort_graph, link_comparison
+
+    line = np.c_[np.arange(5.0), np.zeros(5)]            # 1-NN graph of points on a line: a path 0-1-2-3-4
+    ref = cohort_graph(line, kappa=1)
+    shown = cohort_graph(line[[0, 2, 1, 3, 4]], kappa=1)  # cohorts 1 and 2 swapped
+    links = link_comparison(ref, shown)
+    assert links["tp"] == [(1, 2), (3, 4)]  # ties go to the lower index: 1 -> 2 (both at distance 1)
+    assert set(links["fp"]) == {(0, 2), (1, 3)} and set(links["fn"]) == {(0, 1), (2, 3)}
+    assert len(links["tp"]) + len(links["fn"]) == ref[np.triu_indices(5, 1)].sum()

@@ -7,10 +7,11 @@ All scores are fractions in [0, 1]; Euclidean distances; ties go to the lower in
 * :func:`s_c` - prototype positioning (nearest-prototype accuracy);
 * :func:`s_c_r` - relative cohort positioning, Eq. G.1;
 * :func:`s_n` - intra-cohort neighbour preservation, Eq. G.2;
+* :func:`cohort_graph`, :func:`link_comparison` - the κ-NN cohort graphs behind S_c^(r) and their TP/FP/FN links;
 * :func:`trustworthiness`, :func:`continuity` - Venna & Kaski, as :func:`sklearn.manifold.trustworthiness`.
 """
 
-from .cohort import s_c, s_c_r, s_n, s_s
+from .cohort import cohort_graph, link_comparison, s_c, s_c_r, s_n, s_s
 from .neighborhood import continuity, trustworthiness
 
-__all__ = ["s_n", "s_s", "s_c", "s_c_r", "trustworthiness", "continuity"]
+__all__ = ["s_n", "s_s", "s_c", "s_c_r", "trustworthiness", "continuity", "cohort_graph", "link_comparison"]

@@ -25,7 +25,7 @@ from .neighborhood import (
     sqdist_block,
 )
 
-__all__ = ["s_s", "s_c", "s_c_r", "s_n"]
+__all__ = ["s_s", "s_c", "s_c_r", "s_n", "cohort_graph", "link_comparison"]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -126,6 +126,28 @@ def _knn_graph(points: np.ndarray, kappa: int) -> np.ndarray:
     A = np.zeros((c, c), dtype=bool)
     A[np.arange(c)[:, None], nbrs] = True
     return A | A.T
+
+
+def cohort_graph(points: np.ndarray, kappa: int = 2) -> np.ndarray:
+    """The κ-nearest-neighbour graph Δ(points, κ) of Eq. G.1 between c points (cohort centres or prototypes):
+    boolean (c, c), symmetric (A OR Aᵀ), zero diagonal, ties to the lower index."""
+    points = _as_matrix("points", points)
+    return _knn_graph(points, _check_int("kappa", kappa, 1))
+
+
+def link_comparison(reference: np.ndarray, shown: np.ndarray) -> dict[str, list[tuple[int, int]]]:
+    """Compare two symmetric boolean cohort graphs link by link (Table 2, Figs. 3, 9 of COVA): ``tp`` links in
+    both, ``fp`` links only in ``shown`` (the visualisation), ``fn`` links only in ``reference``; each a sorted
+    list of pairs (i, j) with i < j."""
+    reference, shown = np.asarray(reference, dtype=bool), np.asarray(shown, dtype=bool)
+    if reference.shape != shown.shape or reference.ndim != 2 or reference.shape[0] != reference.shape[1]:
+        raise ValueError(f"both graphs must be the same square shape, got {reference.shape} and {shown.shape}")
+    iu = np.triu_indices(reference.shape[0], k=1)
+
+    def pairs(mask: np.ndarray) -> list[tuple[int, int]]:
+        return [(int(i), int(j)) for i, j, m in zip(*iu, mask[iu]) if m]
+
+    return {"tp": pairs(reference & shown), "fp": pairs(shown & ~reference), "fn": pairs(reference & ~shown)}
 
 
 def s_c_r(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray, kappa: int = 2) -> float:
