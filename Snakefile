@@ -27,6 +27,8 @@ envvars:
 
 validate_config(config, Path(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 PLAN = Plan(config)
+for notice in PLAN.notices:  # e.g. Places2 features not supplied: the stand-in runs instead
+    print(notice, file=sys.stderr)
 # Jobs run `python -m cova ...` with the interpreter that runs Snakemake (e.g. .venv/bin), unless a
 # --sdm conda environment puts its own python first.
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
@@ -41,6 +43,7 @@ include: "workflow/rules/inputs.smk"
 include: "workflow/rules/methods.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/benchmarks.smk"
 
 
 rule all:

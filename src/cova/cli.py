@@ -68,11 +68,23 @@ def cmd_embed(a: argparse.Namespace) -> None:
     from .methods import DegenerateSolution
 
     est = make_method(a.method, _json(a.params), seed=a.seed)
-    log.info("fitting %r on %d samples", est, inputs.X.shape[0])
+    train = inputs.train
+    if train is not None and not callable(getattr(est, "transform", None)):
+        raise ValueError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
+                         f"inputs with a train/test split (inputs {a.inputs}); use a projection model (cova_p1-p4, "
+                         f"eigen_cova, pca, ...) or remove the split")
+    fit_on = inputs.training()
+    log.info("fitting %r on %d samples%s", est, fit_on.X.shape[0],
+             "" if train is None else f" (training split; {int((~train).sum())} test samples by transform)")
     t0 = time.perf_counter()
     status = "ok"
     try:
-        Z = est.fit_transform(inputs)
+        Z = est.fit_transform(fit_on)
+        if train is not None:
+            full = np.empty((inputs.X.shape[0], Z.shape[1]))
+            full[train] = Z
+            full[~train] = est.transform(inputs.X[~train])
+            Z = full
         placed = est.prototypes_ if est.prototypes_ is not None else np.zeros((0, Z.shape[1]))
     except DegenerateSolution as err:
         # an honest outcome of these parameters, recorded as such (NaN embedding and scores)
@@ -97,12 +109,33 @@ def cmd_score(a: argparse.Namespace) -> None:
     with np.load(a.embedding, allow_pickle=False) as f:
         Z, placed, status = f["Z"], f["placed_prototypes"], str(f["status"])
     t0 = time.perf_counter()
+    kw = dict(n_neighbors=metrics.get("n_neighbors", 12), kappa=metrics.get("kappa", 2))
+    placed_or_none = placed if placed.size else None
+    train = inputs.train
     if status == "ok":
-        scores = compute_scores(inputs.X, Z, inputs.labels, inputs.prototypes,
-                                placed if placed.size else None, n_neighbors=metrics.get("n_neighbors", 12),
-                                kappa=metrics.get("kappa", 2))
+        # with a split: the main scores are the training rows', *_test the held-out rows' alone (spec §5)
+        rows = slice(None) if train is None else train
+        scores = compute_scores(inputs.X[rows], Z[rows], inputs.labels[rows], inputs.prototypes, placed_or_none,
+                                **kw)
+        if train is not None:
+            test = compute_scores(inputs.X[~train], Z[~train], inputs.labels[~train], inputs.prototypes,
+                                  placed_or_none, **kw)
+            scores.update({f"{k}_test": v for k, v in test.items()})
+        if inputs.gold_labels is not None:
+            # Fig. 5: S_c^(r) of the input-label cohort centres against the gold-standard prototypes, and S_s
+            # against the true labels (the main S_s uses the input labels, as the paper does)
+            from .metrics import s_c_r, s_s
+
+            scores["s_c_r_gold"] = s_c_r(Z, inputs.labels, inputs.gold_prototypes, kappa=kw["kappa"])
+            scores["s_s_gold"] = s_s(Z, inputs.gold_labels)
     else:
         scores = {k: float("nan") for k in SCORE_COLUMNS}
+        if train is not None:
+            scores.update({f"{k}_test": float("nan") for k in SCORE_COLUMNS})
+        if inputs.gold_labels is not None:
+            scores.update(s_c_r_gold=float("nan"), s_s_gold=float("nan"))
+    if train is not None:
+        scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
     record = {**_json(a.ids), "n_samples": int(Z.shape[0]), "n_cohorts": inputs.n_cohorts, "status": status,
               **scores}

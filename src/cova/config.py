@@ -77,6 +77,13 @@ def _check_references(config: dict[str, Any]) -> None:
         if "source" in ds and ds["loader"] != "generic":
             raise ConfigError(f"config key datasets.{name}.source: only the 'generic' loader takes a source; "
                               f"loader {ds['loader']!r} knows its own")
+        if "fallback" in ds:
+            if ds["fallback"] == name or ds["fallback"] not in config["datasets"]:
+                raise ConfigError(f"config key datasets.{name}.fallback: {ds['fallback']!r} must name another "
+                                  f"defined dataset; defined: {sorted(config['datasets'])}")
+            if not _local_file(ds):
+                raise ConfigError(f"config key datasets.{name}.fallback: only a dataset read from a local file "
+                                  f"(params.features or params.path) can fall back")
         if ds["loader"] == "generic" and "source" not in ds and "path" not in ds.get("params", {}):
             raise ConfigError(f"config key datasets.{name}: the generic loader needs params.path (a local file) "
                               f"or source: {{url, sha256}}")
@@ -99,11 +106,17 @@ def _check_references(config: dict[str, Any]) -> None:
             for j, m in enumerate(run["methods"]):
                 _ref(config, "methods", m, f"{where}[{i}].methods[{j}]")
     for name, e in experiments.items():
-        for axis in {"sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
+        for axis in {"sweep": ("x",), "reference_sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
             if axis not in e:
                 raise ConfigError(f"config key paper.experiments.{name}.{axis}: required by renderer "
                                   f"{e['renderer']!r} (the swept parameter)")
-        if "reference" in e:
+        if e["renderer"] in ("link_graphs", "link_panels"):
+            from .experiments.links import REFERENCE_GRAPHS
+
+            if e.get("reference", REFERENCE_GRAPHS[0]) not in REFERENCE_GRAPHS:
+                raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not a "
+                                  f"reference cohort graph; allowed values: {list(REFERENCE_GRAPHS)}")
+        elif "reference" in e:
             from .experiments.reference import REFERENCE
 
             if e["reference"] not in REFERENCE:
@@ -118,6 +131,47 @@ def _check_references(config: dict[str, Any]) -> None:
             if config["methods"][fig1[role]]["method"] != method:
                 raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
                                   f"method entry")
+
+
+def _local_file(ds: dict[str, Any]) -> str | None:
+    """The user-supplied local file a dataset reads (``places2``: params.features; ``generic``: params.path)."""
+    params = ds.get("params", {})
+    return params.get("features") or (params.get("path") if "source" not in ds else None)
+
+
+def resolve_fallbacks(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Replace every dataset with a ``fallback`` whose local file is missing by that fallback, in ``runs`` and in
+    every experiment's runs, and drop it from ``datasets`` (so nothing tries to build it). Returns the resolved
+    config (a copy when anything changed) and one notice per replaced dataset. Used for the user-supplied Places2
+    features: without them the Places2 experiments run on the configured stand-in and say so."""
+    missing = {name: ds["fallback"] for name, ds in config["datasets"].items()
+               if "fallback" in ds and not Path(_local_file(ds)).is_file()}
+    if not missing:
+        return config, []
+    import copy
+
+    config = copy.deepcopy(config)
+    notices = []
+    for name, fb in missing.items():
+        about = config["datasets"][fb].get("description")
+        notices.append(f"NOTICE: dataset {name!r}: {_local_file(config['datasets'][name])} not found; its runs use "
+                       f"the fallback dataset {fb!r} instead{f' ({about})' if about else ''}. "
+                       f"Supply the file to run them on {name!r}.")
+        del config["datasets"][name]
+
+    def fix(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(r, dataset=missing.get(r["dataset"], r["dataset"])) for r in runs]
+
+    config["runs"] = fix(config["runs"])
+    for e in config.get("paper", {}).get("experiments", {}).values():
+        used = {r["dataset"] for r in e["runs"]} & set(missing)
+        e["runs"] = fix(e["runs"])
+        if used:
+            e["fallbacks"] = {k: missing[k] for k in sorted(used)}
+    fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
+    if fig1 and fig1["dataset"] in missing:
+        fig1["dataset"] = missing[fig1["dataset"]]
+    return config, notices
 
 
 def _ref(config: dict[str, Any], section: str, name: str, where: str) -> None:
@@ -164,6 +218,7 @@ class Plan:
     """Every output path the configuration asks for, and the parameters behind each wildcard value."""
 
     def __init__(self, config: dict[str, Any]):
+        config, self.notices = resolve_fallbacks(config)
         self.config = config
         self.seed = int(config["seed"])
         self.metrics = {"n_neighbors": 12, "kappa": 2, **config.get("metrics", {})}

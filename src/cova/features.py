@@ -4,6 +4,7 @@
 features: {kind: pca, n_components: 30}            # Table 1 footnote 1: PCA to 30 dims
 features: {kind: compacted, n_neighbors: 30}        # Cora H.3: X = [S̃YM⁻¹, ΘYM⁻¹] (spec §2.6)
 cohorts:  {kind: spectral, n_clusters: 20}          # Cora's 20 clusters (H.3, Table 2)
+cohorts:  {kind: predicted, labelled_per_class: 5}  # Fig. 5: 1-NN labels from 5 labelled samples per class
 ```
 
 The transformed X is "the matrix the model was given", so it is also the space S_n is measured in (spec §5,
@@ -20,7 +21,7 @@ import scipy.sparse as sp
 from .datasets.base import Dataset
 
 FEATURE_KINDS: tuple[str, ...] = ("raw", "pca", "compacted")
-COHORT_KINDS: tuple[str, ...] = ("given", "spectral")
+COHORT_KINDS: tuple[str, ...] = ("given", "spectral", "predicted")
 
 
 def cosine_knn_similarity(X: np.ndarray, n_neighbors: int, *, seed: int = 0) -> sp.csr_matrix:
@@ -43,13 +44,15 @@ def cosine_knn_similarity(X: np.ndarray, n_neighbors: int, *, seed: int = 0) -> 
 
 
 def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels: np.ndarray,
-                       seed: int = 0) -> tuple[np.ndarray, dict[str, Any]]:
+                       seed: int = 0, fit_rows: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """The features every method and score sees, from one ``features`` block; returns ``(X, facts)``.
 
     kind
         ``"raw"``: the dataset's X unchanged.
         ``"pca"``: scikit-learn PCA to ``n_components`` (centred, not whitened; ``svd_solver="full"`` so the
         result does not depend on a random state). Table 1's footnote 1 and the stand-in image protocol (PCA-50).
+        With ``fit_rows`` (a boolean mask, e.g. the training split) the PCA is fitted on those rows only and
+        applied to all; ``n_components`` is capped at the number of those rows.
         ``"compacted"``: Cora's X = [S̃YM⁻¹, ΘYM⁻¹] (H.3, spec §2.6): S is the cosine between samples, S̃ keeps the
         ``n_neighbors`` (default 30) nearest in either direction with zero diagonal, Y is the label indicator of
         ``labels`` (every sample is a representative), M = diag(cohort sizes), and Θ the **undirected** relation
@@ -70,8 +73,15 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
         n = int(spec.pop("n_components"))
         if not 1 <= n <= min(dataset.X.shape):
             raise ValueError(f"features.n_components must be in 1..{min(dataset.X.shape)}, got {n}")
-        Z = PCA(n_components=n, svd_solver="full").fit_transform(dataset.X)
-        return np.ascontiguousarray(Z), {"features_used": f"PCA to {n} dimensions"}
+        rows = slice(None) if fit_rows is None else np.asarray(fit_rows, dtype=bool)
+        fitted = ""
+        if fit_rows is not None:
+            n_fit = int(np.sum(rows))
+            fitted = f", fitted on {n_fit} training rows"
+            if n > n_fit:  # a tiny training split (Fig. H.10, 5 %) cannot span n components
+                n, fitted = n_fit, fitted + f" (capped at the {n_fit} training rows)"
+        Z = PCA(n_components=n, svd_solver="full").fit(dataset.X[rows]).transform(dataset.X)
+        return np.ascontiguousarray(Z), {"features_used": f"PCA to {n} dimensions{fitted}"}
     h = int(spec.pop("n_neighbors", 30))
     use_relations = bool(spec.pop("relations", True))
     c = int(labels.max()) + 1
@@ -91,8 +101,37 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
                            f"({X.shape[1]} dims)"}
 
 
+def predict_cohorts(X: np.ndarray, labels: np.ndarray, labelled_per_class: int, *,
+                    seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Partially labelled cohorts (COVA Sec. 3 and Fig. 5, spec §2.7): ``labelled_per_class`` samples of every
+    class keep their true label (drawn uniformly without replacement, seeded; a class with no more samples than
+    that is labelled entirely), and every other sample takes the label of its nearest labelled sample in X
+    (1-NN, Euclidean, ties to the lower sample index). Returns ``(predicted labels, labelled mask)``."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(labels)
+    n = int(labelled_per_class)
+    if n < 1:
+        raise ValueError(f"cohorts.labelled_per_class must be >= 1, got {n}")
+    rng = np.random.default_rng([int(seed), 0x4C4142])
+    labelled = np.zeros(y.shape[0], dtype=bool)
+    for j in np.unique(y):
+        members = np.flatnonzero(y == j)
+        labelled[members if members.size <= n else rng.choice(members, n, replace=False)] = True
+    L = np.flatnonzero(labelled)
+    pred = y.copy()
+    XL = X[L]
+    sqL = np.sum(XL * XL, axis=1)
+    unl = np.flatnonzero(~labelled)
+    step = max(1, 2 ** 22 // max(1, L.size))
+    for start in range(0, unl.size, step):
+        rows = unl[start:start + step]
+        d2 = sqL[None, :] - 2.0 * (X[rows] @ XL.T)   # + ||x||², constant per row
+        pred[rows] = y[L[np.argmin(d2, axis=1)]]      # argmin: first minimum, i.e. the lower index
+    return pred, labelled
+
+
 def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
-                   seed: int = 0) -> tuple[np.ndarray, list[str]]:
+                   seed: int = 0, X: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
     """Cohort labels from one ``cohorts`` block; returns ``(labels, names)``.
 
     kind
@@ -101,6 +140,8 @@ def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
         ``n_neighbors``-NN similarity S̃ of the raw X (default 30; spec §6.1 Table 2 assumption), seeded by the
         inputs seed. Clusters are renumbered by decreasing size (ties: lower first sample index) so that the
         numbering does not depend on the solver's arbitrary label order. Names are ``cluster 1 .. cluster c``.
+        ``"predicted"``: the dataset's classes, with ``labelled_per_class`` true labels per class and the rest
+        predicted by 1-NN in ``X`` (default the dataset's X; :func:`predict_cohorts`). Names are the class names.
     """
     spec = dict(spec or {"kind": "given"})
     kind = spec.pop("kind", "given")
@@ -108,6 +149,10 @@ def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
         raise ValueError(f"cohorts kind must be one of {list(COHORT_KINDS)}, got {kind!r}")
     if kind == "given":
         return dataset.labels, list(dataset.label_names)
+    if kind == "predicted":
+        pred, _ = predict_cohorts(dataset.X if X is None else X, dataset.labels, int(spec.pop("labelled_per_class")),
+                                  seed=seed)
+        return pred, list(dataset.label_names)
     from sklearn.cluster import SpectralClustering
 
     k = int(spec.pop("n_clusters"))

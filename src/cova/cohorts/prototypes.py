@@ -31,6 +31,7 @@ __all__ = [
     "laplacian_prototypes",
     "ring_prototypes",
     "make_prototypes",
+    "randomize_prototypes",
     "similarity_to_distance",
     "PROTOTYPE_KINDS",
 ]
@@ -388,6 +389,27 @@ def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
     return rho * np.column_stack([np.cos(t), np.sin(t)])
 
 
+def randomize_prototypes(P: ArrayLike, fraction: float, random_state: int = 0) -> np.ndarray:
+    """Random prototypes (COVA Fig. 4, spec §2.4 [assumption]): replace ``m = floor(fraction·c + 0.5)`` rows of Υ,
+    chosen uniformly without replacement, by points drawn uniformly in the axis-aligned bounding box of Υ (the
+    original rows' per-coordinate min and max). Seeded by ``random_state`` (a stream separate from the prototype
+    generator's). The result is not re-centred or rescaled (it stays inside the box). ``fraction`` 0 returns a copy.
+    """
+    P = np.array(P, dtype=np.float64)
+    fraction = float(fraction)
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"random_fraction must be in [0, 1], got {fraction}")
+    c = P.shape[0]
+    m = int(np.floor(fraction * c + 0.5))
+    if m == 0:
+        return P
+    rng = np.random.default_rng([int(random_state), 0x52414E44])
+    rows = rng.choice(c, m, replace=False)
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    P[rows] = rng.uniform(lo, hi, size=(m, P.shape[1]))
+    return P
+
+
 def make_prototypes(
     kind: Literal["means", "mds", "tsne", "ring", "given", "sne", "laplacian"],
     *,
@@ -405,6 +427,7 @@ def make_prototypes(
     matrix_kind: Literal["distance", "similarity"] = "distance",
     relations: ArrayLike | sp.spmatrix | None = None,
     graph_neighbors: int = 2,
+    random_fraction: float = 0.0,
 ) -> np.ndarray:
     """Dispatcher for cohort prototypes Υ (c x k).
 
@@ -424,9 +447,17 @@ def make_prototypes(
     ``proximity`` is passed to :func:`cova.cohorts.proximity.cohort_proximity` (needs X for "centres" /
     "centres_gaussian" / "pairs" / "centroid_cosine", W for "graph", ``matrix`` and ``matrix_kind`` for "given", ``relations`` for "citation",
     ``graph_neighbors`` for "cluster_graph"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
+    ``random_fraction`` > 0 then replaces that fraction of the rows by random points (:func:`randomize_prototypes`,
+    COVA Fig. 4, spec §2.4), seeded by ``random_state``.
     """
     if kind not in PROTOTYPE_KINDS:
         raise ValueError(f"prototype kind must be one of {list(PROTOTYPE_KINDS)}, got {kind!r}")
+    if random_fraction:
+        P = make_prototypes(kind, X=X, W=W, labels=labels, n_cohorts=n_cohorts, proximity=proximity, rho=rho,
+                            random_state=random_state, given=given, tsne_learning_rate=tsne_learning_rate,
+                            matrix=matrix, matrix_kind=matrix_kind, relations=relations,
+                            graph_neighbors=graph_neighbors)
+        return randomize_prototypes(P, random_fraction, random_state)
     y, c = _check_labels(labels, n_cohorts)
     if kind == "means":
         if X is None:

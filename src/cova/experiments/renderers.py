@@ -25,6 +25,9 @@ from ..inputs import Inputs
 from ..io import atomic_path
 from ..viz.scatter import SCORE_LABELS, format_scores, plot_cohorts
 from ..viz.tables import write_csv_atomic, write_html_atomic
+from .links import highlight_grid, link_graphs
+from .nerv_panels import nerv_panels
+from . import cora as _cora
 from .reference import REFERENCE
 
 DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
@@ -216,7 +219,10 @@ def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
     _save(fig, out["png"])
 
 
-RENDERERS = {"retrieval": retrieval, "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap}
+RENDERERS = {"highlight_grid": highlight_grid, "link_graphs": link_graphs, "nerv_panels": nerv_panels, "retrieval": retrieval, "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap}
+RENDERERS.update(link_panels=_cora.link_panels, reference_sweep=_cora.reference_sweep)  # Cora (#6)
+from . import images as _images  # noqa: E402  image cohorts (#6)
+RENDERERS.update(img_links=_images.img_links, img_sweep=_images.img_sweep)
 
 
 def render(spec: dict[str, Any], out: dict[str, str]) -> None:

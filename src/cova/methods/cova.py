@@ -15,7 +15,8 @@ from ..affinity import laplacian
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
 from ..manifolds import batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches, stiefel
-from ..objectives import o_dist_c, o_dist_l, o_kl_c, o_kl_l, project_gradient
+from ..objectives import (kl_entropy, o_dist_c, o_dist_l, o_kl_c, o_kl_l, project_gradient,
+                          resolve_repulsion_method)
 from .base import DegenerateSolution, Embedder
 
 log = logging.getLogger("cova")
@@ -42,6 +43,10 @@ def e1_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.nd
     return alpha * fc + (1.0 - alpha) * fl, alpha * gc + (1.0 - alpha) * gl
 
 
+#: ``CovaE1(solver="auto")`` factorises M (SuperLU) up to this many samples and uses Jacobi-CG above.
+E1_DIRECT_MAX_SAMPLES = 5_000
+
+
 class CovaE1(Embedder):
     """COVA-E1: distance cohort rule + distance local rule, solved in closed form.
 
@@ -54,8 +59,12 @@ class CovaE1(Embedder):
         which guarantees it) and ``1e-10·trace(M)/l`` otherwise (spec §3.2).
     solver : ``"direct"`` (sparse LU of the SPD matrix, scipy's SuperLU), ``"cg"`` (conjugate gradients with a
         Jacobi preconditioner, relative residual ``tol``), ``"dense"`` (``numpy.linalg.solve``, only for
-        l ≤ 5,000, for tests) or ``"auto"`` (direct up to 50,000 samples, CG above: LU fill-in grows
-        with l while CG stays O(nnz) memory).
+        l ≤ 5,000, for tests) or ``"auto"`` (direct up to :data:`E1_DIRECT_MAX_SAMPLES` = 5,000 samples, CG
+        above). kNN graphs of high-dimensional data are expander-like, so the LU fill-in explodes: on
+        Fashion-MNIST (perplexity-30 W) SuperLU took 584 s at l = 20,000 where Jacobi-CG took 2 s (≈ 45
+        iterations per column, O(nnz(W)) memory) and agrees with the dense solve to ≈ 1e-10 relative
+        (spec §10.E.1 asks 1e-8). A warm start from the α → 1 limit RΥ/rowsum(R) saved only 4 of 46 CG
+        iterations, so CG starts from 0.
     tol : CG relative residual.
     """
 
@@ -81,7 +90,7 @@ class CovaE1(Embedder):
         M, B = e1_system(W, R, P, self.alpha, zeta)
         solver = self.solver
         if solver == "auto":
-            solver = "direct" if l <= 50_000 else "cg"
+            solver = "direct" if l <= E1_DIRECT_MAX_SAMPLES else "cg"
         if solver == "dense":
             if l > 5_000:
                 raise ValueError(f"solver='dense' builds an l×l matrix; refused for l = {l} > 5,000")
@@ -129,11 +138,13 @@ def prototype_radius(prototypes: np.ndarray) -> float:
 
 
 def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray, alpha: float,
-                   cohort_rule: str, local_rule: str, kl_method: str = "exact") -> tuple[float, np.ndarray]:
+                   cohort_rule: str, local_rule: str, kl_method: str = "auto",
+                   kl_entropy: float | None = None) -> tuple[float, np.ndarray]:
     """f(Z) = α O^(C)(Z) + (1 − α) O^(L)(Z) (Eq. 13) and its Euclidean gradient (Table A.1, spec §3.1).
 
     ``cohort_rule`` ∈ {"dist" (Eq. 7), "kl" (Eq. 8 in the normalised A.8 form)}; ``local_rule`` ∈ {"dist" (Eq. 1),
     "kl" (Eq. 2, joint p_s = W, repulsion by ``kl_method``)}. A term whose weight is 0 is not evaluated.
+    ``kl_entropy``: Σ w ln w of W when precomputed (:func:`cova.objectives.kl_entropy`; constant in Z).
     """
     value, grad = 0.0, np.zeros_like(Z)
     if alpha != 0.0:
@@ -143,7 +154,7 @@ def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.
         if local_rule == "dist":
             fl, gl = o_dist_l(Z, W)
         else:
-            fl, gl = o_kl_l(Z, W, method=kl_method)
+            fl, gl = o_kl_l(Z, W, method=kl_method, entropy=kl_entropy)
         value, grad = value + (1.0 - alpha) * fl, grad + (1.0 - alpha) * gl
     return float(value), grad
 
@@ -190,7 +201,13 @@ class _CovaManifold(Embedder):
     max_iter : N, maximum number of iterations (default 1000, spec §3.3 [assumption]).
     gtol : stop when ‖grad‖_F ≤ gtol·‖grad_0‖_F.
     rank_check_every : N_c, the retraction's rank check runs every N_c iterations and at the last (Table F.1).
-    kl_method : repulsion back end of O_KL^(L) (``"exact"``: blocked, O(l²) time, no l×l array).
+    kl_method : repulsion back end of O_KL^(L) (the Student-t normaliser ΣQ and Σ_j q_ij²(z_i − z_j), see
+        :mod:`cova.objectives.local`): ``"auto"`` (default: ``"exact"`` up to 5,000 samples, above that ``"fft"``
+        for k ≤ 2 and ``"bh"`` for k = 3), ``"exact"`` (blocked, O(l²) time, no l×l array), ``"fft"``
+        (FFT-accelerated interpolation, openTSNE's FIt-SNE kernel, O(l), k ≤ 2) or ``"bh"`` (Barnes–Hut,
+        θ = 0.5, O(l log l)). The approximations also give ΣQ, so the Armijo line search compares approximate
+        values consistently; E2/E3 scores agree with the exact back end within 2 points
+        (``tests/test_acceleration.py``). Unused by E4 (no O_KL^(L) term).
     random_state : seed of the init noise / random init / Lanczos start vector.
     verbose : log progress every 100 iterations at INFO (DEBUG otherwise) on the ``"cova"`` logger.
 
@@ -204,7 +221,7 @@ class _CovaManifold(Embedder):
     _rules: tuple[str, str] = ("dist", "dist")
 
     def __init__(self, alpha: float = 0.5, init: str = "prototypes", max_iter: int = 1000, gtol: float = 1e-6,
-                 rank_check_every: int = 10, kl_method: str = "exact", random_state: int | None = 0,
+                 rank_check_every: int = 10, kl_method: str = "auto", random_state: int | None = 0,
                  verbose: bool = False):
         self.alpha = alpha
         self.init = init
@@ -241,9 +258,11 @@ class _CovaManifold(Embedder):
         Z0 = self._initial_embedding(inputs, k, rho)
         cohort_rule, local_rule = self._rules
         alpha, kl_method = float(self.alpha), self.kl_method
+        resolve_repulsion_method(kl_method, Z0.shape[0], k)  # an unknown back end fails before the first step
+        entropy = kl_entropy(W) if local_rule == "kl" and alpha != 1.0 else None  # once, not per evaluation
 
         def fun(Z: np.ndarray) -> tuple[float, np.ndarray]:
-            return cova_objective(Z, W, R, prototypes, alpha, cohort_rule, local_rule, kl_method)
+            return cova_objective(Z, W, R, prototypes, alpha, cohort_rule, local_rule, kl_method, entropy)
 
         log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, alpha = %g, init = %s",
                 type(self).__name__, Z0.shape[0], alpha, self.init)
@@ -312,7 +331,8 @@ class _CovaProjection(Embedder):
     retraction : ``"qr"`` or ``"polar"``.
     batch_size, inner_iter, cycles : l_batch, N and T of Table F.2.
     gtol : per-batch gradient tolerance relative to the batch's initial Riemannian gradient.
-    kl_method : repulsion back end of O_KL^(L).
+    kl_method : repulsion back end of O_KL^(L): ``"auto"`` (default; exact for batches of ≤ 5,000 samples),
+        ``"exact"``, ``"fft"`` or ``"bh"``, as for :class:`_CovaManifold`.
     random_state : seed of the sample-prototype draw, the random init and the batch shuffles.
     verbose : log progress on the ``"cova"`` logger at INFO (DEBUG otherwise).
 
@@ -329,7 +349,7 @@ class _CovaProjection(Embedder):
 
     def __init__(self, alpha: float = 0.5, n_sample_prototypes: int | float = 500, sigma: float | None = None,
                  init: str = "eigen", retraction: str = "qr", batch_size: int = 1000, inner_iter: int = 30,
-                 cycles: int = 10, gtol: float = 1e-6, kl_method: str = "exact", random_state: int | None = 0,
+                 cycles: int = 10, gtol: float = 1e-6, kl_method: str = "auto", random_state: int | None = 0,
                  verbose: bool = False):
         self.alpha = alpha
         self.n_sample_prototypes = n_sample_prototypes
@@ -371,6 +391,7 @@ class _CovaProjection(Embedder):
         l = F.shape[0]
         cohort_rule, local_rule = self._rules
         alpha, kl_method = float(self.alpha), self.kl_method
+        resolve_repulsion_method(kl_method, l, k)  # an unknown back end fails before the first step
 
         def make_batch_problem(indices: np.ndarray):
             if indices.size == l:

@@ -12,7 +12,7 @@ from .mcml import MCML
 from .mma import MMA
 from .nerv import NeRV, TNeRV
 from .nse import NSE, LaplacianEigenmaps
-from .sklearn_baselines import LDA, LLE, NCA, PCA, UMAP, Isomap
+from .sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
 from .sne import SNE, ExactTSNE
 from .supervised import SupervisedNSE, SupervisedSNE, SupervisedTSNE
 from .tsne import TSNE
@@ -39,6 +39,7 @@ METHODS: dict[str, type[Embedder]] = {
     "laplacian_eigenmaps": LaplacianEigenmaps,
     "lle": LLE,
     "isomap": Isomap,
+    "mds": MDS,
     "lda": LDA,
     "nca": NCA,
     "mcml": MCML,

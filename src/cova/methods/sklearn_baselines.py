@@ -1,6 +1,6 @@
 """Baselines that scikit-learn (and umap-learn) implement: thin wrappers with the common ``fit(inputs)`` contract.
 
-PCA, LLE, Isomap, LDA, NCA (scikit-learn) and UMAP (umap-learn, not in the papers). Each wrapper only validates
+PCA, LLE, Isomap, metric MDS, LDA, NCA (scikit-learn) and UMAP (umap-learn, not in the papers). Each wrapper only validates
 its parameters, fixes the seeds (from ``random_state``) and single-threads where threading could change results.
 """
 
@@ -108,6 +108,52 @@ class Isomap(Embedder):
         est = _SkIsomap(n_neighbors=k, n_components=_positive_int("n_components", self.n_components),
                         eigen_solver=self.eigen_solver, n_jobs=1)
         self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
+        return self
+
+
+class MDS(Embedder):
+    """Metric multidimensional scaling (NeRV paper's baseline, Venna et al. 2010 Sec. 4.1, Eq. 5: raw stress
+    Σ_{i,j} (d(x_i, x_j) − d(y_i, y_j))² on Euclidean distances) via ``sklearn.manifold.MDS`` (SMACOF).
+
+    Parameters
+    ----------
+    n_components : 2. max_iter : 300 SMACOF iterations (scikit-learn's default). eps : 1e-6 (scikit-learn's
+        convergence tolerance on the normalised stress change).
+    init : ``"classical_mds"`` (default: start from classical MDS, i.e. PCA of the Euclidean data, which makes the
+        result deterministic) or ``"random"`` (seeded by ``random_state``; ``n_init`` starts, lowest stress kept).
+    n_init : starts for ``init="random"`` (ignored by scikit-learn with ``"classical_mds"``).
+    max_samples : 5,000; more samples raise ``ValueError`` (SMACOF is O(l²) in time and memory per iteration).
+    random_state : seed of the random start(s).
+
+    Attributes: embedding_, stress_ (scikit-learn's raw stress Σ_{i<j} (d_ij − δ_ij)² of the final configuration).
+    """
+
+    def __init__(self, n_components: int = 2, max_iter: int = 300, eps: float = 1e-6, init: str = "classical_mds",
+                 n_init: int = 1, max_samples: int | None = 5000, random_state: int = 0):
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.eps = eps
+        self.init = init
+        self.n_init = n_init
+        self.max_samples = max_samples
+        self.random_state = random_state
+
+    def fit(self, inputs: Inputs) -> "MDS":
+        from sklearn.manifold import MDS as _SkMDS
+
+        X = np.asarray(inputs.X, dtype=np.float64)
+        l = X.shape[0]
+        if self.max_samples is not None and l > _positive_int("max_samples", self.max_samples, 2):
+            raise ValueError(f"MDS is O(l²) in time and memory (dense l×l distances); got l = {l} > max_samples = "
+                             f"{self.max_samples}. Subsample the data or raise max_samples deliberately.")
+        if self.init not in ("classical_mds", "random"):
+            raise ValueError(f"init must be one of ['classical_mds', 'random'], got {self.init!r}")
+        est = _SkMDS(n_components=_positive_int("n_components", self.n_components), metric_mds=True,
+                     n_init=_positive_int("n_init", self.n_init), init=self.init,
+                     max_iter=_positive_int("max_iter", self.max_iter), eps=float(self.eps), n_jobs=1,
+                     random_state=int(self.random_state), metric="euclidean", normalized_stress=False)
+        self.embedding_ = _as_embedding(est.fit_transform(X))
+        self.stress_ = float(est.stress_)
         return self
 
 

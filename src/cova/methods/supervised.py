@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import openTSNE
 import scipy.sparse as sp
-from openTSNE.affinity import PrecomputedAffinities
 
 from ..affinity.knn import _check_X, pair_sq_distances
 from ..affinity.perplexity import conditional_probabilities
@@ -39,6 +38,7 @@ from ..inputs import Inputs
 from .base import Embedder
 from .nse import nse_embedding
 from .sne import SNE, conditional_affinities, dense_sq_distances, pca_reduce
+from .tsne import opentsne_fit
 
 __all__ = [
     "MODES",
@@ -267,14 +267,7 @@ class SupervisedTSNE(Embedder):
             init = openTSNE.initialization.pca(pca_reduce(inputs.X, self.n_pca), random_state=self.random_state)
         else:
             init = openTSNE.initialization.random(l, random_state=self.random_state)
-        tsne = openTSNE.TSNE(n_iter=self.n_iter, early_exaggeration_iter=self.early_exaggeration_iter,
-                             learning_rate=self.learning_rate, dof=self.dof,
-                             negative_gradient_method=self.negative_gradient_method,
-                             random_state=self.random_state, n_jobs=self.n_jobs)
-        embedding = tsne.fit(affinities=PrecomputedAffinities(P, normalize=True), initialization=init)
-        self.embedding_ = np.ascontiguousarray(np.asarray(embedding), dtype=np.float64)
-        self.kl_divergence_ = float(embedding.kl_divergence)
-        return self
+        return opentsne_fit(self, P, init)
 
 
 class SupervisedNSE(Embedder):

@@ -11,6 +11,23 @@ from ..inputs import Inputs
 from .base import Embedder
 
 
+#: The estimator attributes passed on to ``openTSNE.TSNE`` (shared by :class:`TSNE` and
+#: :class:`cova.methods.supervised.SupervisedTSNE`).
+OPENTSNE_PARAMS: tuple[str, ...] = ("n_iter", "early_exaggeration_iter", "learning_rate", "dof",
+                                    "negative_gradient_method", "random_state", "n_jobs")
+
+
+def opentsne_fit(estimator: Embedder, P, init: np.ndarray) -> Embedder:
+    """Run openTSNE on the given joint affinities ``P`` (sparse, renormalised to unit sum by openTSNE) from ``init``
+    with the estimator's :data:`OPENTSNE_PARAMS`; set ``embedding_`` (float64, C-contiguous) and ``kl_divergence_``
+    on the estimator and return it."""
+    tsne = openTSNE.TSNE(**{name: getattr(estimator, name) for name in OPENTSNE_PARAMS})
+    embedding = tsne.fit(affinities=PrecomputedAffinities(P, normalize=True), initialization=init)
+    estimator.embedding_ = np.ascontiguousarray(np.asarray(embedding), dtype=np.float64)
+    estimator.kl_divergence_ = float(embedding.kl_divergence)
+    return estimator
+
+
 class TSNE(Embedder):
     """t-SNE (van der Maaten & Hinton 2008) run by openTSNE on a P we build.
 
@@ -55,11 +72,4 @@ class TSNE(Embedder):
             init = openTSNE.initialization.random(inputs.X.shape[0], random_state=self.random_state)
         else:
             raise ValueError(f"initialization must be one of ['pca', 'random'], got {self.initialization!r}")
-        tsne = openTSNE.TSNE(n_iter=self.n_iter, early_exaggeration_iter=self.early_exaggeration_iter,
-                             learning_rate=self.learning_rate, dof=self.dof,
-                             negative_gradient_method=self.negative_gradient_method,
-                             random_state=self.random_state, n_jobs=self.n_jobs)
-        embedding = tsne.fit(affinities=PrecomputedAffinities(P, normalize=True), initialization=init)
-        self.embedding_ = np.ascontiguousarray(np.asarray(embedding), dtype=np.float64)
-        self.kl_divergence_ = float(embedding.kl_divergence)
-        return self
+        return opentsne_fit(self, P, init)

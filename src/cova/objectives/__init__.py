@@ -1,8 +1,10 @@
 """COVA's rule-specific objectives (COVA Sec. 3.1, Appendix A), each returning (value, Euclidean gradient)."""
 
 from .cohort import o_dist_c, o_kl_c
-from .local import REPULSION_METHODS, kl_repulsion, o_dist_l, o_kl_l, o_kl_l_conditional
+from .local import (AUTO_EXACT_MAX_SAMPLES, REPULSION_METHODS, kl_entropy, kl_repulsion, o_dist_l, o_kl_l,
+                    o_kl_l_conditional, resolve_repulsion_method)
 from .projection import objective_on_projection, project_gradient
 
-__all__ = ["o_dist_c", "o_kl_c", "o_dist_l", "o_kl_l", "o_kl_l_conditional", "kl_repulsion",
-           "REPULSION_METHODS", "project_gradient", "objective_on_projection"]
+__all__ = ["o_dist_c", "o_kl_c", "o_dist_l", "o_kl_l", "o_kl_l_conditional", "kl_repulsion", "kl_entropy",
+           "REPULSION_METHODS", "AUTO_EXACT_MAX_SAMPLES", "resolve_repulsion_method", "project_gradient",
+           "objective_on_projection"]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
+import numba
 import numpy as np
+
+from .local import kernel_threads
 
 
 def o_dist_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float, np.ndarray]:
@@ -32,21 +37,62 @@ def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float,
     gradient is ``2𝐃(H)Z − 2HΥ`` with ``H = (R − (Σr)·T/ΣT) ∘ T``; for the unit-sum R the pipeline passes,
     ``Σr = 1`` and this is the spec's ``H = (R − T/ΣT) ∘ T``. Keeping ``Σr`` makes value and gradient agree
     for any R ≥ 0. Squared distances are computed as ``Σ_k (z_ik − υ_jk)²`` (exact, non-negative).
-    Cost O(l·c·k) time and memory; no l×l array.
+    Cost O(l·c·k) time, O(l·k) extra memory (two passes of compiled kernels, threads over samples; per-sample
+    partial sums are added in a fixed order, so results do not depend on the number of threads).
     """
-    Z = np.asarray(Z, dtype=float)
-    R = np.asarray(R, dtype=float)
-    P = np.asarray(prototypes, dtype=float)
-    d2 = np.zeros((Z.shape[0], P.shape[0]))
-    for dim in range(Z.shape[1]):
-        diff = Z[:, dim, None] - P[None, :, dim]
-        d2 += diff * diff
-    T = 1.0 / (1.0 + d2)
-    sum_t = float(T.sum())
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    R = np.ascontiguousarray(R, dtype=np.float64)
+    P = np.ascontiguousarray(prototypes, dtype=np.float64)
+    l = Z.shape[0]
+    row_t, row_cross, row_ent = np.empty(l), np.empty(l), np.empty(l)
+    grad = np.empty_like(Z)
     mass = float(R.sum())
-    positive = R > 0
-    value = (float(np.sum(R[positive] * np.log(R[positive]))) + float(np.sum(R * np.log1p(d2)))
-             + mass * np.log(sum_t))
-    H = (R - (mass / sum_t) * T) * T
-    grad = 2.0 * (H.sum(axis=1)[:, None] * Z - H @ P)
+    with kernel_threads(R.size):
+        _kl_c_sums(Z, R, P, row_t, row_cross, row_ent)
+        sum_t = float(row_t.sum())
+        _kl_c_grad(Z, R, P, mass / sum_t, grad)
+    value = float(row_ent.sum()) + float(row_cross.sum()) + mass * math.log(sum_t)
     return float(value), grad
+
+
+@numba.njit(parallel=True, cache=True)
+def _kl_c_sums(Z, R, P, row_t, row_cross, row_ent):  # pragma: no cover - jit
+    """Per sample i: Σ_j t_ij, Σ_j r_ij ln(1 + d²_ij), Σ_j r_ij ln r_ij (r > 0)."""
+    l, k = Z.shape
+    c = P.shape[0]
+    for i in numba.prange(l):
+        st = 0.0
+        cross = 0.0
+        ent = 0.0
+        for j in range(c):
+            d2 = 0.0
+            for dim in range(k):
+                diff = Z[i, dim] - P[j, dim]
+                d2 += diff * diff
+            st += 1.0 / (1.0 + d2)
+            r = R[i, j]
+            cross += r * math.log1p(d2)
+            if r > 0.0:
+                ent += r * math.log(r)
+        row_t[i] = st
+        row_cross[i] = cross
+        row_ent[i] = ent
+
+
+@numba.njit(parallel=True, cache=True)
+def _kl_c_grad(Z, R, P, scale, grad):  # pragma: no cover - jit
+    """grad_i = 2 Σ_j h_ij (z_i − υ_j) with h_ij = (r_ij − scale·t_ij) t_ij, scale = Σr / ΣT."""
+    l, k = Z.shape
+    c = P.shape[0]
+    for i in numba.prange(l):
+        for dim in range(k):
+            grad[i, dim] = 0.0
+        for j in range(c):
+            d2 = 0.0
+            for dim in range(k):
+                diff = Z[i, dim] - P[j, dim]
+                d2 += diff * diff
+            t = 1.0 / (1.0 + d2)
+            h = (R[i, j] - scale * t) * t
+            for dim in range(k):
+                grad[i, dim] += 2.0 * h * (Z[i, dim] - P[j, dim])

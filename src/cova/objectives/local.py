@@ -3,17 +3,33 @@
 Conventions: W is a scipy.sparse l×l matrix, **symmetric** (spec T10: the Laplacian gradients below are only
 right for symmetric W; symmetrise ½(W + Wᵀ) and renormalise first), zero diagonal, unit sum.
 
-O_KL^(L) splits into a sparse *attractive* part over nnz(W) and a dense *repulsive* part (the Student-t
-normaliser ΣQ and ``Σ_j q_ij²(z_i − z_j)``), which are exactly t-SNE's normaliser and negative gradient
-(spec §9). The repulsive part is computed by a back end chosen with ``method``; ``"exact"`` is the only one
-implemented (blocked, O(l²) time, O(block·l) memory). Approximate back ends (Barnes–Hut, FFT interpolation)
-plug in by adding a function to :data:`REPULSION_METHODS`.
+O_KL^(L) splits into a sparse *attractive* part over nnz(W) (one pass of a compiled kernel, O(nnz(W)·k)) and a
+dense *repulsive* part (the Student-t normaliser ΣQ and ``Σ_j q_ij²(z_i − z_j)``), which are exactly t-SNE's
+normaliser and negative gradient (spec §9). The repulsive part is computed by a back end chosen with
+``method`` (:data:`REPULSION_METHODS`):
+
+- ``"exact"``: blocked, O(l²k) time, O(block·l) memory, no l×l array;
+- ``"fft"``: FFT-accelerated polynomial interpolation (Linderman et al. 2019, FIt-SNE) through openTSNE's
+  compiled ``_tsne.estimate_negative_gradient_fft_{1d,2d}``, O(l) per evaluation for k ≤ 2;
+- ``"bh"``: Barnes–Hut (θ = 0.5 by default) through openTSNE's ``QuadTree`` and
+  ``_tsne.estimate_negative_gradient_bh``, O(l log l), any small k (k ≤ 3 is sensible);
+- ``"auto"`` (default): ``"exact"`` up to :data:`AUTO_EXACT_MAX_SAMPLES` samples (so every result at the
+  paper's sizes is exact), then ``"fft"`` for k ≤ 2, ``"bh"`` for k = 3 and ``"exact"`` otherwise.
+
+The approximations return ΣQ as well (openTSNE's ``sum_Q``), so the objective value — which the Armijo line search
+compares — is approximated consistently with the gradient. Accuracy at the defaults (2,000 points, measured in
+``tests/test_acceleration.py``): FFT ≤ 1e-3 relative error of the repulsive gradient on COVA-scale embeddings
+(RMS radius ≈ 3), BH ≈ 1–2e-2.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import contextlib
+import inspect
+import math
+from typing import Callable, Iterator
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -21,6 +37,32 @@ import scipy.sparse as sp
 BLOCK_ENTRIES = 1 << 21
 #: Largest l for which :func:`o_kl_l_conditional` may build its dense l×l matrices.
 CONDITIONAL_MAX_SAMPLES = 5_000
+#: ``method="auto"`` uses the exact repulsion up to this many samples and an approximation above.
+AUTO_EXACT_MAX_SAMPLES = 5_000
+#: Defaults of the FFT back end: 3 interpolation points per interval, at least 50 intervals per axis, intervals
+#: at most 0.5 embedding units wide (openTSNE uses 1.0; 0.5 keeps the error ≤ 1e-2 on sparse layouts, and
+#: COVA embeddings, at the prototypes' scale ρ ≈ 3, need only the 50 minimum intervals anyway).
+FFT_DEFAULTS = {"n_interpolation_points": 3, "min_num_intervals": 50, "ints_in_interval": 0.5}
+#: Default opening angle of the Barnes–Hut back end (spec §9: θ = 0.5).
+BH_THETA = 0.5
+#: Compiled kernels with less inner-loop work than this (edges or sample–prototype pairs) run on one thread: a
+#: parallel region costs microseconds on an idle machine but about one scheduler time slice (~10 ms) when the
+#: cores are oversubscribed, which made E4 at l = 1,000 ten times slower with 2 threads than with 1.
+PARALLEL_MIN_WORK = 1 << 20
+
+
+@contextlib.contextmanager
+def kernel_threads(work: int) -> Iterator[None]:
+    """Run the enclosed numba kernels single-threaded when ``work`` < :data:`PARALLEL_MIN_WORK`."""
+    if work >= PARALLEL_MIN_WORK:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
 
 
 def o_dist_l(Z: np.ndarray, W: sp.spmatrix) -> tuple[float, np.ndarray]:
@@ -71,42 +113,155 @@ def _repulsion_exact(Z: np.ndarray, *, block_size: int | None = None) -> tuple[f
     return sum_q, rep
 
 
+def _repulsion_fft(Z: np.ndarray, *, n_interpolation_points: int = FFT_DEFAULTS["n_interpolation_points"],
+                   min_num_intervals: int = FFT_DEFAULTS["min_num_intervals"],
+                   ints_in_interval: float = FFT_DEFAULTS["ints_in_interval"]) -> tuple[float, np.ndarray]:
+    """``(ΣQ, Σ_j q_ij²(z_i − z_j))`` by FFT-accelerated interpolation (openTSNE's compiled FIt-SNE kernels).
+
+    k ∈ {1, 2} only. openTSNE returns ``sum_Q`` (over i ≠ j) and writes the *normalised* negative gradient
+    ``−Σ_j q_ij²(z_i − z_j) / ΣQ`` into its output array; we undo the normalisation. Cost O(l·p² + G log G) with
+    G = (p · #intervals)^k grid points, #intervals = max(``min_num_intervals``, span / ``ints_in_interval``).
+    Deterministic for a given Z (the grid depends on Z's bounding box only).
+    """
+    from openTSNE import _tsne
+
+    l, k = Z.shape
+    if k not in (1, 2):
+        raise ValueError(f"the FFT repulsion supports k = 1 or 2 embedding dimensions, got k = {k} (use 'bh')")
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    neg = np.zeros_like(Z)
+    params = {"n_interpolation_points": int(n_interpolation_points), "min_num_intervals": int(min_num_intervals),
+              "ints_in_interval": float(ints_in_interval)}
+    if k == 1:
+        sum_q = _tsne.estimate_negative_gradient_fft_1d(Z.ravel(), neg.ravel(), **params, dof=1)
+    else:
+        sum_q = _tsne.estimate_negative_gradient_fft_2d(Z, neg, **params, dof=1)
+    sum_q = float(sum_q)
+    return sum_q, -sum_q * neg
+
+
+def _repulsion_bh(Z: np.ndarray, *, theta: float = BH_THETA, n_jobs: int = 1) -> tuple[float, np.ndarray]:
+    """``(ΣQ, Σ_j q_ij²(z_i − z_j))`` by Barnes–Hut (openTSNE's ``QuadTree`` + ``estimate_negative_gradient_bh``).
+
+    ``theta``: opening angle (0 = exact, larger = faster and coarser). O(l log l) for small k; the space
+    partitioning tree has 2^k children per node, so k > 3 is slow (openTSNE warns about it). Exactly coincident
+    points are handled poorly by the tree (their mutual q = 1 is under-counted); the COVA inits add noise.
+    """
+    from openTSNE import _tsne
+    from openTSNE.quad_tree import QuadTree
+
+    if not theta >= 0:
+        raise ValueError(f"theta must be >= 0, got {theta}")
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    neg = np.zeros_like(Z)
+    sum_q = float(_tsne.estimate_negative_gradient_bh(QuadTree(Z), Z, neg, theta=float(theta), dof=1,
+                                                      num_threads=int(n_jobs), pairwise_normalization=True))
+    return sum_q, -sum_q * neg
+
+
 #: Back ends for the repulsive part: ``name -> fn(Z, **options) -> (ΣQ, Σ_j q_ij²(z_i − z_j))``.
-#: Extension point for Barnes–Hut / FFT approximations (spec §9), e.g. ``"bh"`` or ``"fft"``.
-REPULSION_METHODS: dict[str, Callable[..., tuple[float, np.ndarray]]] = {"exact": _repulsion_exact}
+#: ``"auto"`` is resolved by :func:`resolve_repulsion_method` before a back end is looked up.
+REPULSION_METHODS: dict[str, Callable[..., tuple[float, np.ndarray]]] = {
+    "exact": _repulsion_exact, "fft": _repulsion_fft, "bh": _repulsion_bh}
 
 
-def kl_repulsion(Z: np.ndarray, method: str = "exact", **options) -> tuple[float, np.ndarray]:
+def resolve_repulsion_method(method: str, l: int, k: int) -> str:
+    """The back end ``method`` stands for at size l×k: itself, or for ``"auto"`` ``"exact"`` when
+    l ≤ :data:`AUTO_EXACT_MAX_SAMPLES`, else ``"fft"`` (k ≤ 2), ``"bh"`` (k = 3) or ``"exact"`` (k > 3).
+    Unknown names raise ValueError."""
+    if method == "auto":
+        if l <= AUTO_EXACT_MAX_SAMPLES:
+            return "exact"
+        return "fft" if k <= 2 else ("bh" if k == 3 else "exact")
+    if method not in REPULSION_METHODS:
+        raise ValueError(f"unknown O_KL^(L) method {method!r}; available: {['auto', *sorted(REPULSION_METHODS)]}")
+    return method
+
+
+def kl_repulsion(Z: np.ndarray, method: str = "auto", **options) -> tuple[float, np.ndarray]:
     """The repulsive quantities of O_KL^(L): ``ΣQ = Σ_{i≠j} q_ij`` and ``rep_i = Σ_j q_ij²(z_i − z_j)``.
 
-    ``method`` selects a back end of :data:`REPULSION_METHODS`; unknown names raise ValueError.
+    ``method`` selects a back end of :data:`REPULSION_METHODS` or ``"auto"`` (:func:`resolve_repulsion_method`);
+    unknown names raise ValueError. ``options`` go to the back end; with ``"auto"`` those the chosen back end does
+    not take (e.g. ``block_size`` when FFT is chosen) are dropped.
     """
-    try:
-        backend = REPULSION_METHODS[method]
-    except KeyError:
-        raise ValueError(f"unknown O_KL^(L) method {method!r}; available: {sorted(REPULSION_METHODS)}") from None
-    return backend(np.asarray(Z, dtype=float), **options)
+    Z = np.asarray(Z, dtype=float)
+    name = resolve_repulsion_method(method, Z.shape[0], Z.shape[1])
+    backend = REPULSION_METHODS[name]
+    if method == "auto" and options:
+        accepted = inspect.signature(backend).parameters
+        options = {key: value for key, value in options.items() if key in accepted}
+    return backend(Z, **options)
 
 
-def _attraction(Z: np.ndarray, W: sp.spmatrix) -> tuple[float, float, np.ndarray]:
-    """Sparse part of O_KL^(L) over nnz(W): ``(Σ w ln w, Σ w ln(1 + d²), Σ_j w_ij q_ij (z_i − z_j))``."""
+@numba.njit(parallel=True, cache=True)
+def _attraction_kernel(indptr, indices, w, Z, attr, row_cross):  # pragma: no cover - jit
+    l, k = Z.shape
+    for i in numba.prange(l):
+        cross = 0.0
+        for dim in range(k):
+            attr[i, dim] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            d2 = 0.0
+            for dim in range(k):
+                diff = Z[i, dim] - Z[j, dim]
+                d2 += diff * diff
+            cross += w[p] * math.log1p(d2)
+            s = w[p] / (1.0 + d2)
+            for dim in range(k):
+                attr[i, dim] += s * (Z[i, dim] - Z[j, dim])
+        row_cross[i] = cross
+
+
+@numba.njit(parallel=True, cache=True)
+def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross):  # pragma: no cover - jit
+    for i in numba.prange(Z.shape[0]):
+        cross = 0.0
+        a0 = 0.0
+        a1 = 0.0
+        zi0 = Z[i, 0]
+        zi1 = Z[i, 1]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            d0 = zi0 - Z[j, 0]
+            d1 = zi1 - Z[j, 1]
+            d2 = d0 * d0 + d1 * d1
+            cross += w[p] * math.log1p(d2)
+            s = w[p] / (1.0 + d2)
+            a0 += s * d0
+            a1 += s * d1
+        attr[i, 0] = a0
+        attr[i, 1] = a1
+        row_cross[i] = cross
+
+
+def kl_entropy(W: sp.spmatrix) -> float:
+    """``Σ w ln w`` over the positive entries of W (0·ln 0 = 0): the Z-independent constant of O_KL^(L).
+    Optimisers compute it once and pass it to :func:`o_kl_l` (``entropy=``) to save a logarithm per edge."""
+    w = sp.csr_matrix(W).data
+    w = w[w > 0]
+    return float(np.sum(w * np.log(w)))
+
+
+def _attraction(Z: np.ndarray, W: sp.spmatrix) -> tuple[float, np.ndarray]:
+    """Sparse part of O_KL^(L) over nnz(W): ``(Σ w ln(1 + d²), Σ_j w_ij q_ij (z_i − z_j))``.
+
+    One pass of a compiled kernel over the CSR rows (threads over rows, a specialised loop for k = 2; each row's
+    sums are written by one thread and added in a fixed order, so the result does not depend on the number of
+    threads).
+    """
     W = sp.csr_matrix(W)
-    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-    cols = W.indices
-    w = W.data
-    d2 = np.zeros(w.shape[0])
-    for dim in range(Z.shape[1]):
-        diff = Z[rows, dim] - Z[cols, dim]
-        d2 += diff * diff
-    positive = w > 0
-    entropy = float(np.sum(w[positive] * np.log(w[positive])))
-    cross = float(np.sum(w * np.log1p(d2)))
-    WQ = sp.csr_matrix((w / (1.0 + d2), cols, W.indptr), shape=W.shape)
-    attr = np.asarray(WQ.sum(axis=1)).ravel()[:, None] * Z - WQ @ Z
-    return entropy, cross, attr
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    attr = np.empty_like(Z)
+    row_cross = np.empty(Z.shape[0])
+    kernel = _attraction_kernel_2d if Z.shape[1] == 2 else _attraction_kernel
+    with kernel_threads(W.nnz):
+        kernel(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64), Z, attr, row_cross)
+    return float(row_cross.sum()), attr
 
 
-def o_kl_l(Z: np.ndarray, W: sp.spmatrix, *, method: str = "exact",
+def o_kl_l(Z: np.ndarray, W: sp.spmatrix, *, method: str = "auto", entropy: float | None = None,
            **method_options) -> tuple[float, np.ndarray]:
     """O_KL^(L) of COVA Eq. 2 with the joint p_s = W, and its gradient (Table A.1, Eqs. A.18–A.34).
 
@@ -117,13 +272,16 @@ def o_kl_l(Z: np.ndarray, W: sp.spmatrix, *, method: str = "exact",
     T9; Σw = 1 for the unit-sum W the pipeline passes), computed as
     ``4[𝐃(W∘Q) − W∘Q]Z − 4(Σw/ΣQ)[𝐃(Q∘Q) − Q∘Q]Z`` (spec §9): the attractive part is sparse over nnz(W),
     the repulsive part and ΣQ come from :func:`kl_repulsion` with ``method`` (``"exact"``: row blocks, O(l²)
-    time, O(block·l) memory, no l×l array; ``block_size=`` may be passed through ``method_options``).
-    W must be symmetric (spec T10) with zero diagonal.
+    time, O(block·l) memory, no l×l array, ``block_size=`` may be passed through ``method_options``;
+    ``"fft"`` / ``"bh"``: openTSNE's approximations, whose ΣQ also enters the value; ``"auto"``: exact up to
+    :data:`AUTO_EXACT_MAX_SAMPLES` samples). ``entropy``: :func:`kl_entropy` of W if already known (it does
+    not depend on Z). W must be symmetric (spec T10) with zero diagonal.
     """
     Z = np.asarray(Z, dtype=float)
-    if method not in REPULSION_METHODS:
-        raise ValueError(f"unknown O_KL^(L) method {method!r}; available: {sorted(REPULSION_METHODS)}")
-    entropy, cross, attr = _attraction(Z, W)
+    resolve_repulsion_method(method, Z.shape[0], Z.shape[1])  # unknown names fail before any work
+    cross, attr = _attraction(Z, W)
+    if entropy is None:
+        entropy = kl_entropy(W)
     sum_q, rep = kl_repulsion(Z, method, **method_options)
     mass = float(W.sum())
     value = entropy + cross + mass * np.log(sum_q)

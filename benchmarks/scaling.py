@@ -1,0 +1,493 @@
+"""Time and peak memory of every pipeline step against the number of samples n (issue #8).
+
+    python benchmarks/scaling.py --sizes 1000,5000 --repeats 1            # quick (≈ 1–2 min on 2 cores)
+    python benchmarks/scaling.py                                          # 1k, 5k, 10k, 20k, 70k
+
+Data: Fashion-MNIST (70,000 × 784, 10 classes; ``cova.datasets.load("fashion_mnist", raw_dir, split="all")``),
+a seeded per-class subset of n/10 images per class, PCA to 50 dimensions (``--pca``), or with ``--dataset
+synthetic`` ten Gaussian blobs of the same shape (when the IDX files are missing it falls back to it and says so).
+
+Inputs (one build per n, timed as step ``inputs``): W = perplexity-calibrated Gaussian kNN graph (perplexity 30,
+90 neighbours, pynndescent above 5,000 samples), R by Eq. 12 from Eq. 9 (λ_p = 0.01), ring prototypes (ρ = 3).
+The same W is openTSNE's P (``affinity="inputs"``), so t-SNE and COVA optimise against the very same graph.
+
+Steps (``--methods``, comma-separated, or ``all``):
+
+===========  ======================================================================================================
+inputs       kNN search + W + R + Υ (``cova.inputs.build_inputs``)
+e1           COVA-E1 (α = 0.5), sparse SPD solve, after W is built
+e2, e3, e4   COVA-E2/E3/E4 (α = 0.5), exactly ``--iters`` Riemannian steps (gtol = 0), repulsion ``--repulsion``
+p1           COVA-P1 (defaults: k̃ = 500, batches of 1,000, N·T = 300)
+eigen        eigen-COVA (α = 0.5, η = 0.5, k̃ = 500; η = 0.8 is degenerate with ring prototypes)
+tsne         openTSNE on the same P, ``--iters`` iterations in total (a quarter of them early exaggeration),
+             ``n_jobs = --threads``
+umap         umap-learn (project defaults: 15 neighbours, seeded, single-threaded)
+s_n, s_s, s_c, s_c_r, tc
+             the scores on the E1 embedding (E1 itself not timed): S_n, S_s, S_c, S_c^(r), and
+             trustworthiness + continuity at k = 20
+===========  ======================================================================================================
+
+Every (step, n, repeat) runs in a fresh child process (``--worker``), which loads the cached inputs, runs the
+step once untimed on 300 samples (so one-off JIT compilation of numba code is not timed; ``--no-warmup``), resets the
+kernel's peak-RSS counter (``/proc/self/clear_refs`` ← 5), runs the step and reports wall time, the peak RSS of
+the process during the step (``VmHWM``: the loaded inputs included) and the step's own increment over the RSS
+before it. Where ``clear_refs`` is not writable the peak falls back to ``ru_maxrss`` (whole child lifetime).
+The reported time is the minimum over ``--repeats``; ``ratio_tsne`` divides by openTSNE's time at the same n
+measured in the same run. A step exceeding ``--step-timeout`` seconds is recorded as ``timeout`` and skipped at
+larger n. Progress goes to stderr; the table to stdout; ``--out`` (CSV) and a log–log plot (PNG, same stem)
+are written, and the slope log(t₇₀ₖ/t₁₀ₖ)/log 7 (or between the two largest sizes ≥ 10k) is printed per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ALL_STEPS = ["inputs", "e1", "e2", "e3", "e4", "p1", "eigen", "tsne", "umap", "s_n", "s_s", "s_c", "s_c_r", "tc"]
+DEFAULT_SIZES = [1000, 5000, 10000, 20000, 70000]
+FMNIST_DIRS = ["data/raw/fashion_mnist", "/usr/share/datasets/fashion-mnist", "../shared/datasets/fashion-mnist"]
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# child process: one step
+# ------------------------------------------------------------------------------------------------------------
+
+def _status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def load_data(dataset: str, n: int, pca: int, seed: int):
+    """(X, labels, label_names, source) for n samples: Fashion-MNIST per-class subset (or blobs), PCA-``pca``."""
+    import numpy as np
+
+    X = y = names = None
+    source = dataset
+    if dataset == "fashion_mnist":
+        from cova.datasets import load
+
+        for d in FMNIST_DIRS:
+            if Path(d, "train-images-idx3-ubyte.gz").is_file():
+                ds = load("fashion_mnist", raw_dir=d, split="all", n_per_class=None if n >= 70000 else n // 10,
+                          random_state=seed)
+                X, y, names = ds.X, ds.labels, ds.label_names
+                source = f"fashion_mnist ({d})"
+                break
+        else:
+            log("Fashion-MNIST files not found in " + ", ".join(FMNIST_DIRS) + "; using synthetic blobs")
+    if X is None:
+        rng = np.random.default_rng(seed)
+        centres = rng.normal(0.0, 1.0, (10, 784))
+        y = np.repeat(np.arange(10), n // 10)
+        X = centres[y] + rng.normal(0.0, 1.0, (len(y), 784)) * 0.7
+        names = [f"blob {j}" for j in range(10)]
+        source = "synthetic blobs 10 × 784-d"
+    X = np.asarray(X, dtype=np.float64)
+    if pca and X.shape[1] > pca:
+        from sklearn.decomposition import PCA
+
+        X = PCA(n_components=pca, random_state=seed).fit_transform(X)
+    return np.ascontiguousarray(X), np.asarray(y, dtype=np.int64), list(names), source
+
+
+INPUTS_SPEC = {"weights": {"kind": "gaussian_perplexity", "perplexity": 30},
+               "confidence": {"kind": "eq12", "source": "eq9", "lambda_p": 0.01},
+               "prototypes": {"kind": "ring", "rho": 3}}
+
+
+def _cache_path(cache: Path, dataset: str, n: int) -> Path:
+    return cache / f"{dataset}_{n}.npz"
+
+
+def _load_cached(cache: Path, dataset: str, n: int):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from cova.inputs import Inputs
+
+    with np.load(_cache_path(cache, dataset, n), allow_pickle=False) as f:
+        W = sp.csr_matrix((f["W_data"], f["W_indices"], f["W_indptr"]), shape=tuple(f["W_shape"]))
+        return Inputs(X=f["X"], labels=f["labels"], label_names=[str(s) for s in f["label_names"]], W=W,
+                      R=f["R"], prototypes=f["prototypes"], spec=INPUTS_SPEC)
+
+
+def run_step(step: str, n: int, args) -> dict:
+    """Run one step in this process and return its measurements."""
+    import numpy as np
+
+    cache = Path(args.cache)
+    info: dict = {}
+    if step == "inputs":
+        from cova.inputs import build_inputs
+        from cova.datasets.base import Dataset
+
+        X, y, names, source = load_data(args.dataset, n, args.pca, args.seed)
+        ds = Dataset(X, y, names)
+        work = lambda: build_inputs(ds, INPUTS_SPEC, seed=args.seed)  # noqa: E731
+        info["data"] = source
+    else:
+        inputs = _load_cached(cache, args.dataset, n)
+        if args.warmup:
+            _warm_up(step, inputs, args)
+        work, info = _make_work(step, inputs, args)
+
+    import gc
+
+    gc.collect()
+    rss_before = _status_kb("VmRSS")
+    exact_peak = _reset_peak()
+    t0 = time.perf_counter()
+    result = work()
+    seconds = time.perf_counter() - t0
+    peak = _status_kb("VmHWM") if exact_peak else None
+    if peak is None:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = {"seconds": seconds, "peak_rss_mb": peak / 1024.0,
+           "step_mem_mb": (peak - rss_before) / 1024.0 if exact_peak and rss_before else float("nan"),
+           "peak_method": "VmHWM after clear_refs" if exact_peak else "ru_maxrss (child lifetime)"}
+    if step == "inputs":
+        cache.mkdir(parents=True, exist_ok=True)
+        W = result.W.tocsr()
+        tmp = _cache_path(cache, args.dataset, n).with_suffix(".tmp.npz")
+        np.savez(tmp, X=result.X, labels=result.labels, label_names=np.array(result.label_names),
+                 W_data=W.data, W_indices=W.indices, W_indptr=W.indptr, W_shape=np.array(W.shape), R=result.R,
+                 prototypes=result.prototypes)
+        os.replace(tmp, _cache_path(cache, args.dataset, n))
+        info["nnz_W"] = int(W.nnz)
+    else:
+        model = result if hasattr(result, "embedding_") else None
+        if model is not None:
+            for attr in ("n_iter_", "message_"):
+                if hasattr(model, attr):
+                    info[attr.rstrip("_")] = getattr(model, attr)
+    if "counter" in info:
+        info["evaluations"] = info.pop("counter")[0]
+    out.update(info)
+    return out
+
+
+def _make_work(step: str, inputs, args):
+    """(zero-argument callable, info dict) of one non-input step."""
+    from cova.methods import cova as cova_mod
+    from cova.methods.registry import make_method
+
+    info: dict = {}
+    iters = args.iters
+    if step == "e1":
+        model = make_method("cova_e1", {"alpha": 0.5})
+        return (lambda: model.fit(inputs)), info
+    if step in ("e2", "e3", "e4"):
+        if not hasattr(cova_mod.cova_objective, "counter"):
+            original = cova_mod.cova_objective
+
+            def counting(*a, **kw):
+                counting.counter[0] += 1
+                return original(*a, **kw)
+
+            counting.counter = [0]
+            cova_mod.cova_objective = counting
+        cova_mod.cova_objective.counter[0] = 0
+        info["counter"] = cova_mod.cova_objective.counter
+        model = make_method(f"cova_{step}", {"alpha": 0.5, "max_iter": iters, "gtol": 0.0,
+                                             "kl_method": args.repulsion, "random_state": args.seed})
+        from cova.objectives import resolve_repulsion_method
+
+        info["repulsion"] = ("-" if step == "e4" else
+                             resolve_repulsion_method(args.repulsion, inputs.W.shape[0], inputs.prototypes.shape[1]))
+        return (lambda: model.fit(inputs)), info
+    if step == "p1":
+        model = make_method("cova_p1", {"alpha": 0.5, "random_state": args.seed})
+        return (lambda: model.fit(inputs)), info
+    if step == "eigen":
+        model = make_method("eigen_cova", {"alpha": 0.5, "eta": 0.5, "random_state": args.seed})
+        return (lambda: model.fit(inputs)), info
+    if step == "tsne":
+        ee = iters // 4
+        model = make_method("tsne", {"affinity": "inputs", "n_iter": iters - ee, "early_exaggeration_iter": ee,
+                                     "n_jobs": args.threads, "random_state": args.seed})
+        info["n_iter"] = iters
+        return (lambda: model.fit(inputs)), info
+    if step == "umap":
+        model = make_method("umap", {"random_state": args.seed})
+        return (lambda: model.fit(inputs)), info
+    # scores on the E1 embedding (computed here, untimed)
+    from cova.metrics.cohort import s_c, s_c_r, s_n, s_s
+    from cova.metrics.neighborhood import continuity, trustworthiness
+
+    Z = make_method("cova_e1", {"alpha": 0.5}).fit(inputs).embedding_
+    X, y, P = inputs.X, inputs.labels, inputs.prototypes
+    fns = {"s_n": lambda: s_n(X, Z, y), "s_s": lambda: s_s(Z, y), "s_c": lambda: s_c(Z, y, P),
+           "s_c_r": lambda: s_c_r(Z, y, P), "tc": lambda: (trustworthiness(X, Z, 20), continuity(X, Z, 20))}
+    if step not in fns:
+        raise ValueError(f"unknown step {step!r}; allowed: {ALL_STEPS}")
+    return fns[step], info
+
+
+def _warm_up(step: str, inputs, args) -> None:
+    """Run ``step`` once, untimed, on fresh inputs of 30 samples per cohort, so that one-off JIT compilation
+    (numba in umap-learn, pynndescent, our kernels) is not timed."""
+    import numpy as np
+
+    from cova.datasets.base import Dataset
+    from cova.inputs import build_inputs
+
+    idx = np.sort(np.concatenate([np.flatnonzero(inputs.labels == j)[:30] for j in np.unique(inputs.labels)]))
+    ds = Dataset(inputs.X[idx], inputs.labels[idx], inputs.label_names)
+    small = build_inputs(ds, INPUTS_SPEC, seed=args.seed)
+    old = args.iters
+    args.iters = 8
+    try:
+        _make_work(step, small, args)[0]()
+    finally:
+        args.iters = old
+
+
+def worker_main(args) -> None:
+    try:
+        import numba
+
+        numba.set_num_threads(max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS)))
+    except ImportError:
+        pass
+    out = run_step(args.worker, args.n, args)
+    print("RESULT " + json.dumps(out, default=str), flush=True)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# parent: schedule children, collect, report
+# ------------------------------------------------------------------------------------------------------------
+
+def run_child(step: str, n: int, args) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", step, "--n", str(n), "--dataset", args.dataset,
+           "--pca", str(args.pca), "--iters", str(args.iters), "--threads", str(args.threads),
+           "--repulsion", args.repulsion, "--seed", str(args.seed), "--cache", args.cache]
+    if not args.warmup:
+        cmd.append("--no-warmup")
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        env[var] = str(args.threads)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.step_timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout"}
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            res = json.loads(line[7:])
+            res["status"] = "ok"
+            return res
+    tail = (proc.stderr or "").strip().splitlines()[-3:]
+    return {"status": "error", "error": " | ".join(tail)}
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({model}), Python {platform.python_version()}"
+
+
+FIELDS = ["step", "n", "status", "seconds", "ratio_tsne", "peak_rss_mb", "step_mem_mb", "n_iter", "evaluations",
+          "repulsion", "repeats", "note"]
+
+
+def fmt(v, digits=3) -> str:
+    if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def _parse_row(r: dict) -> dict:
+    out: dict = {}
+    for key, value in r.items():
+        if key in ("step", "status", "repulsion", "note"):
+            out[key] = value
+        elif value in ("", None):
+            out[key] = None
+        else:
+            num = float(value)
+            out[key] = int(num) if key in ("n", "n_iter", "evaluations", "repeats") else num
+    return out
+
+
+def slope(rows: list[dict], step: str) -> tuple[float, int, int] | None:
+    pts = {r["n"]: r["seconds"] for r in rows if r["step"] == step and r["status"] == "ok" and r["seconds"]}
+    big = sorted(n for n in pts if n >= 10000)
+    if len(big) < 2:
+        return None
+    lo, hi = big[0], big[-1]
+    return math.log(pts[hi] / pts[lo]) / math.log(hi / lo), lo, hi
+
+
+def plot(rows: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    for step in dict.fromkeys(r["step"] for r in rows):
+        pts = sorted((r["n"], r["seconds"]) for r in rows if r["step"] == step and r["status"] == "ok")
+        if pts:
+            ax.loglog(*zip(*pts), marker="o", label=step)
+    ax.set_xlabel("n (samples)")
+    ax.set_ylabel("wall time (s)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="comma-separated n (multiples of 10)")
+    p.add_argument("--methods", default="all", help=f"comma-separated steps or 'all': {','.join(ALL_STEPS)}")
+    p.add_argument("--out", default="results/benchmarks/scaling.csv", help="CSV; the plot goes beside it (.png)")
+    p.add_argument("--repeats", type=int, default=1, help="runs per (step, n); the minimum time is reported")
+    p.add_argument("--dataset", default="fashion_mnist", choices=["fashion_mnist", "synthetic"])
+    p.add_argument("--pca", type=int, default=50, help="PCA dimensions before everything (0 = none)")
+    p.add_argument("--iters", type=int, default=100, help="iterations of E2-E4 and of openTSNE")
+    p.add_argument("--repulsion", default="auto", choices=["auto", "exact", "fft", "bh"],
+                   help="kl_method of E2/E3")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--step-timeout", type=float, default=600.0, help="seconds before a step is abandoned")
+    p.add_argument("--append", action="store_true",
+                   help="merge into an existing --out CSV (rows of the same step and n are replaced), then redo the "
+                        "table, plot and slopes over all rows")
+    p.add_argument("--max-n", default="", help="per-step size caps, e.g. 'p1=20000,umap=20000'")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-warmup", dest="warmup", action="store_false",
+                   help="time one-off JIT compilation too (default: an untimed warm-up on 300 samples first)")
+    p.add_argument("--cache", default="results/benchmarks/cache", help="cached inputs per n")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker_main(args)
+        return
+
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s)
+    steps = ALL_STEPS if args.methods == "all" else [s for s in args.methods.split(",") if s]
+    unknown = sorted(set(steps) - set(ALL_STEPS))
+    if unknown:
+        p.error(f"unknown steps {unknown}; allowed: {ALL_STEPS}")
+    if "inputs" not in steps:
+        steps = ["inputs"] + steps  # every other step reads the inputs it caches (recorded anyway)
+    steps = ["inputs"] + [s for s in steps if s != "inputs"]
+    if "tsne" not in steps and any(s in steps for s in ("e2", "e3")):
+        log("note: without 'tsne' in --methods no ratio to openTSNE is computed")
+    caps = {k: int(v) for k, v in (kv.split("=") for kv in args.max_n.split(",") if kv)}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    host = machine()
+    log(f"machine: {host}; sizes {sizes}; steps {steps}; {args.repeats} repeat(s); {args.threads} thread(s)")
+
+    rows: list[dict] = []
+    failed: set[str] = set()
+    for n in sizes:
+        for step in steps:
+            if step in failed or n > caps.get(step, n):
+                rows.append({"step": step, "n": n, "status": "skipped", "repeats": 0})
+                continue
+            best: dict | None = None
+            for rep in range(args.repeats if step != "inputs" else 1):
+                log(f"n = {n:>6}  {step:<7} repeat {rep + 1} ...")
+                res = run_child(step, n, args)
+                if res["status"] != "ok":
+                    log(f"n = {n:>6}  {step:<7} {res['status']} {res.get('error', '')}")
+                    best = res
+                    break
+                log(f"n = {n:>6}  {step:<7} {res['seconds']:.3f} s, peak RSS {res['peak_rss_mb']:.0f} MB")
+                if best is None or res["seconds"] < best["seconds"]:
+                    peak = max(res["peak_rss_mb"], (best or {}).get("peak_rss_mb", 0.0))
+                    best = dict(res, peak_rss_mb=peak)
+            row = {"step": step, "n": n, "repeats": args.repeats if step != "inputs" else 1, **best}
+            rows.append(row)
+            if row["status"] != "ok":
+                failed.add(step)
+                if step == "inputs":
+                    break
+    for row in rows:
+        t = next((r.get("seconds") for r in rows if r["step"] == "tsne" and r["n"] == row["n"]
+                  and r.get("status") == "ok"), None)
+        if t and row.get("status") == "ok" and row["step"] not in ("tsne", "inputs"):
+            row["ratio_tsne"] = row["seconds"] / t
+        if row.get("message"):
+            row["note"] = row["message"]
+        elif row.get("data"):
+            row["note"] = f"{row['data']}; nnz(W) = {row.get('nnz_W')}"
+        elif row.get("error"):
+            row["note"] = row["error"]
+
+    if args.append and out.is_file():
+        new_keys = {(r["step"], r["n"]) for r in rows}
+        with open(out, newline="") as f:
+            old_rows = [_parse_row(r) for r in csv.DictReader(f)]
+        rows = [r for r in old_rows if (r["step"], r["n"]) not in new_keys] + rows
+        order = {s: i for i, s in enumerate(ALL_STEPS)}
+        rows.sort(key=lambda r: (r["n"], order.get(r["step"], 99)))
+        steps = [s for s in ALL_STEPS if any(r["step"] == s for r in rows)]
+
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    png = out.with_suffix(".png")
+    title = f"{args.dataset}, PCA-{args.pca}, {args.iters} iterations; {host}"
+    plot(rows, png, title)
+
+    cols = ["step", "n", "status", "seconds", "ratio_tsne", "peak_rss_mb", "step_mem_mb", "n_iter", "evaluations",
+            "repulsion"]
+    print(f"# {host}")
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        print("| " + " | ".join(fmt(row.get(c)) for c in cols) + " |")
+    print()
+    print("log-log slope of time vs n (between the smallest and largest n >= 10,000):")
+    for step in steps:
+        s = slope(rows, step)
+        if s:
+            print(f"  {step:<7} {s[0]:.2f}  ({s[1]:,} -> {s[2]:,})")
+    log(f"wrote {out} and {png}")
+
+
+if __name__ == "__main__":
+    main()

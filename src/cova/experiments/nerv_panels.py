@@ -1,0 +1,335 @@
+"""NeRV paper Figs. 4-7 measure panels and the Table 2 analogue (Venna et al., JMLR 11:451-490, 2010, Sec. 4.3-4.4).
+
+Renderer ``nerv_panels``: for every run of the experiment it computes the paper's goodness measures
+(Sec. 4.3.1, spec 001 section 3; all with input-neighbourhood scale 20, :mod:`cova.metrics.retrieval`):
+
+* mean smoothed precision / recall errors E_i[D(q_i, p_i)], E_i[D(p_i, q_i)] (sigma_i from entropy log 20, the
+  same sigma_i in the display, both distance sets rescaled to mean 1) - **Fig. 4** plots -1 x them;
+* mean precision / mean recall curves, relevant = 20 nearest input neighbours, retrieved k = 1..100 - **Fig. 5**;
+* mean rank-based smoothed precision / recall errors, normalised to [0, 1] - **Fig. 6** plots 1 - them;
+* trustworthiness and continuity at k = 20 - **Fig. 7** (and the curves over k = 1..``k_max``);
+* the leave-one-out 5-NN classification error in the display - **Table 2**;
+
+then picks, per data set and per method entry with a ``grid``, the run with the largest rank-based F-measure
+(Sec. 4.3.2: F = 2PR/(P+R) on rank-based goodness 1 - error): NeRV's lambda and the graph methods' k. Runs of
+the ``nerv`` method are drawn as lambda-curves in the Fig. 4, 6 and 7 panels (as in the paper); every other
+method entry as the single point of its F-best run. Figs. 5, the T(k)/C(k) curves and Table 2 show the F-best
+run of every entry (NeRV at its F-chosen lambda, as in the paper's Fig. 5).
+
+Outputs: PNG (one row of six panels per data set), CSV (every run, all measures, ``selected`` = the F-best run of
+its entry), HTML (per data set the selected runs; the Table 2 analogue: 5-NN errors of the selected runs, methods
+x data sets, beside the paper's printed Table 2, whose data sets differ; every run).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..inputs import Inputs
+from ..io import atomic_path, write_text_atomic
+from ..metrics import retrieval as ir
+from ..viz.tables import write_csv_atomic
+from .reference import REFERENCE
+
+#: Input-neighbourhood scale of every measure (paper Sec. 4.3.1): effective k, relevant set size, T/C's k.
+SCALE = 20
+#: Largest retrieved-set size of the mean precision / recall curves (Fig. 5).
+K_RETRIEVED = 100
+#: k of the classification error (Table 2).
+KNN = 5
+#: Methods drawn as lambda-curves in Figs. 4, 6, 7 (all their runs on one data set, sorted by ``lam``).
+CURVE_METHODS = ("nerv",)
+
+PRETTY = {"nerv": "NeRV", "tnerv": "t-NeRV", "sne": "SNE", "tsne": "t-SNE", "tsne_exact": "t-SNE (exact)",
+          "lle": "LLE", "isomap": "Isomap", "laplacian_eigenmaps": "LE", "pca": "PCA", "mds": "MDS",
+          "umap": "UMAP", "nse": "NSE", "cova_e1": "COVA-E1", "cova_e2": "COVA-E2", "cova_e3": "COVA-E3",
+          "cova_e4": "COVA-E4", "cova_p1": "COVA-P1", "cova_p2": "COVA-P2", "cova_p3": "COVA-P3",
+          "cova_p4": "COVA-P4", "eigen_cova": "eigen-COVA"}
+#: Our registry name -> the row name of the paper's Table 2 ("Eigenmap" is the Laplacian eigenmap).
+PAPER_TABLE2_ROWS = {"laplacian_eigenmaps": "Eigenmap", "lle": "LLE", "isomap": "Isomap", "mds": "MDS",
+                     "nerv": "NeRV"}
+GRID_SYMBOLS = {"lam": "λ", "n_neighbors": "k", "alpha": "α", "perplexity": "perp."}
+
+MEASURES = ["smoothed_precision_error", "smoothed_recall_error", "rank_precision", "rank_recall", "rank_f",
+            "precision_20", "recall_20", "pr_auc", "trustworthiness_20", "continuity_20", "knn5_error"]
+
+
+# --------------------------------------------------------------------------------------------------------
+# measures of one embedding
+# --------------------------------------------------------------------------------------------------------
+
+def run_measures(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, k_max: int = 50) -> dict[str, Any]:
+    """Every measure of the paper's Sec. 4.3.1 for display ``Z`` of data ``X`` (scalars and curves).
+
+    Scalars: ``smoothed_precision_error`` / ``smoothed_recall_error`` (costs, lower is better),
+    ``rank_precision`` / ``rank_recall`` (goodness 1 - normalised rank-based error), ``rank_f`` (their
+    F-measure, the paper's selection criterion), ``precision_20`` / ``recall_20`` (mean precision and recall
+    with 20 relevant and 20 retrieved neighbours, equal by definition), ``pr_auc`` (trapezoidal area under
+    mean precision as a function of mean recall over k = 1..100 retrieved), ``trustworthiness_20``,
+    ``continuity_20`` and ``knn5_error``. Curves: ``pr_curve`` (k, precision, recall) and ``t_curve``,
+    ``c_curve`` (k = 1..k_max). Neighbourhood sizes shrink for tiny data sets (k < n / 2)."""
+    n = X.shape[0]
+    scale = min(SCALE, (n - 1) // 2)
+    sp = ir.smoothed_precision_recall(X, Z, scale)
+    rp = ir.rank_smoothed_precision_recall(X, Z, scale)
+    rank_precision, rank_recall = 1.0 - rp.precision, 1.0 - rp.recall
+    curve = ir.precision_recall_curve(X, Z, scale, min(K_RETRIEVED, n - 1))
+    kk = max(scale, min(int(k_max), (n - 1) // 2))
+    t = ir.trustworthiness_curve(X, Z, kk)
+    c = ir.continuity_curve(X, Z, kk)
+    return {
+        "smoothed_precision_error": sp.precision, "smoothed_recall_error": sp.recall,
+        "rank_precision": rank_precision, "rank_recall": rank_recall,
+        "rank_f": float(ir.f_measure(rank_precision, rank_recall)),
+        "precision_20": float(curve.precision[scale - 1]), "recall_20": float(curve.recall[scale - 1]),
+        "pr_auc": float(np.trapezoid(curve.precision, curve.recall)),
+        "trustworthiness_20": float(t[scale - 1]), "continuity_20": float(c[scale - 1]),
+        "knn5_error": ir.knn_error(Z, labels, min(KNN, n - 1)),
+        "pr_curve": curve, "t_curve": t, "c_curve": c,
+    }
+
+
+def entry_group(entry: str, grid: dict[str, Any]) -> str:
+    """The config method entry a (possibly grid-expanded) run came from: ``nerv_grid-lam0.3`` -> ``nerv_grid``."""
+    if not grid:
+        return entry
+    suffix = "-" + "-".join(f"{k}{v}" for k, v in grid.items())
+    return entry[: -len(suffix)] if entry.endswith(suffix) else entry
+
+
+def select_by_f(table: pd.DataFrame) -> pd.Series:
+    """Boolean mask: per (dataset, group), the run with the largest ``rank_f`` (first on ties; runs without
+    measures never win; a group whose runs all lack measures selects none)."""
+    selected = pd.Series(False, index=table.index)
+    for _, g in table.groupby(["dataset", "group"], sort=False):
+        f = g["rank_f"].astype(float)
+        if f.notna().any():
+            selected[f.idxmax()] = True
+    return selected
+
+
+def label_of(row: pd.Series | dict[str, Any], grid_keys: list[str]) -> str:
+    """Display name of a run: the method's name plus its grid values (``NeRV (λ=0.3)``)."""
+    name = PRETTY.get(row["method"], row["method"])
+    parts = [f"{GRID_SYMBOLS.get(k, k)}={row[k]:g}" for k in grid_keys
+             if k in row and row[k] is not None and not (isinstance(row[k], float) and np.isnan(row[k]))]
+    return f"{name} ({', '.join(parts)})" if parts else name
+
+
+# --------------------------------------------------------------------------------------------------------
+# the renderer
+# --------------------------------------------------------------------------------------------------------
+
+def _collect(spec: dict[str, Any], k_max: int) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
+    rows, curves = [], {}
+    cache: dict[tuple[str, str], Inputs] = {}
+    for i, run in enumerate(spec["runs"]):
+        key = (run["data"], run["inputs_file"])
+        if key not in cache:
+            cache = {key: Inputs.load(*key)}  # runs are grouped by data set: keep one in memory
+        inp = cache[key]
+        with np.load(run["embedding"], allow_pickle=False) as f:
+            Z = np.asarray(f["Z"], dtype=np.float64)
+            status = str(f["status"]) if "status" in f else "ok"
+            runtime = float(f["runtime_s"]) if "runtime_s" in f else float("nan")
+        grid = run.get("grid", {})
+        row = {"dataset": run["dataset"], "group": entry_group(run["entry"], grid), "method_entry": run["entry"],
+               "method": run["method"], **grid, "status": status, "n_samples": int(Z.shape[0]),
+               "runtime_s": runtime}
+        if status == "ok" and Z.ndim == 2 and np.all(np.isfinite(Z)):
+            m = run_measures(np.asarray(inp.X, dtype=np.float64), Z, inp.labels, k_max)
+            curves[i] = {k: m.pop(k) for k in ("pr_curve", "t_curve", "c_curve")}
+            row.update(m)
+        else:
+            row.update({k: np.nan for k in MEASURES})
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for k in MEASURES:
+        if k not in table:
+            table[k] = np.nan
+    table["selected"] = select_by_f(table)
+    return table, curves
+
+
+def _grid_keys(table: pd.DataFrame) -> list[str]:
+    fixed = {"dataset", "group", "method_entry", "method", "status", "n_samples", "runtime_s", "selected",
+             *MEASURES}
+    return [c for c in table.columns if c not in fixed]
+
+
+def _styles(groups: list[str]) -> dict[str, dict[str, Any]]:
+    cmap = plt.get_cmap("tab20")
+    markers = "osD^v<>pPX*hH"
+    return {g: {"color": cmap(i % 20), "marker": markers[i % len(markers)]} for i, g in enumerate(groups)}
+
+
+def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str, Any]], path: str) -> None:
+    datasets = list(dict.fromkeys(table.dataset))
+    groups = list(dict.fromkeys(table.group))
+    style = _styles(groups)
+    pretty = {g: PRETTY.get(table[table.group == g].method.iloc[0], g) for g in groups}
+    clash = {v for v in pretty.values() if list(pretty.values()).count(v) > 1}
+    names = {g: pretty[g] + (f" [{g}]" if pretty[g] in clash else "") for g in groups}
+    cols = ["Fig. 4: mean smoothed P/R", "Fig. 5: mean P/R (20 relevant)", "Fig. 6: rank-based smoothed P/R",
+            "Fig. 7: T/C (k = 20)", "trustworthiness T(k)", "continuity C(k)"]
+    fig, axes = plt.subplots(len(datasets), 6, figsize=(25, 3.9 * len(datasets)), dpi=80, squeeze=False)
+    pairs = [("smoothed_recall_error", "smoothed_precision_error", -1.0), None,
+             ("rank_recall", "rank_precision", 1.0), ("continuity_20", "trustworthiness_20", 1.0)]
+    axis_labels = {"smoothed_recall_error": "−1 × mean smoothed recall (error)",
+                   "smoothed_precision_error": "−1 × mean smoothed precision (error)",
+                   "rank_recall": "1 − mean rank-based smoothed recall error",
+                   "rank_precision": "1 − mean rank-based smoothed precision error",
+                   "continuity_20": "continuity (k = 20)", "trustworthiness_20": "trustworthiness (k = 20)"}
+    for r, d in enumerate(datasets):
+        sub = table[table.dataset == d]
+        for c, pair in enumerate(pairs):
+            if pair is None:
+                continue
+            xk, yk, sign = pair
+            ax = axes[r, c]
+            for g, gg in sub.groupby("group", sort=False):
+                gg = gg[gg[xk].notna()]
+                if gg.empty:
+                    continue
+                st = style[g]
+                if gg.method.iloc[0] in CURVE_METHODS and "lam" in gg and len(gg) > 1:
+                    gg = gg.sort_values("lam")
+                    ax.plot(sign * gg[xk], sign * gg[yk], "-", color=st["color"], lw=1.2, alpha=0.8)
+                    ax.scatter(sign * gg[xk], sign * gg[yk], s=10, color=st["color"], marker=st["marker"])
+                    for e in (gg.iloc[0], gg.iloc[-1]):
+                        ax.annotate(f"λ={e['lam']:g}", (sign * e[xk], sign * e[yk]), fontsize=6,
+                                    color=st["color"])
+                sel = gg[gg.selected]
+                ax.scatter(sign * sel[xk], sign * sel[yk], s=40, color=st["color"], marker=st["marker"],
+                           edgecolors="k", linewidths=0.5, zorder=3)
+            ax.set_xlabel(axis_labels[xk], fontsize=8)
+            ax.set_ylabel(axis_labels[yk], fontsize=8)
+        selected = sub[sub.selected]
+        for i, row in selected.iterrows():
+            if i not in curves:
+                continue
+            st = style[row.group]
+            cv = curves[i]
+            axes[r, 1].plot(cv["pr_curve"].recall, cv["pr_curve"].precision, color=st["color"], lw=1)
+            ks = np.arange(1, len(cv["t_curve"]) + 1)
+            axes[r, 4].plot(ks, cv["t_curve"], color=st["color"], lw=1)
+            axes[r, 5].plot(ks, cv["c_curve"], color=st["color"], lw=1)
+        axes[r, 1].set_xlabel("mean recall", fontsize=8)
+        axes[r, 1].set_ylabel("mean precision", fontsize=8)
+        for c in (4, 5):
+            axes[r, c].set_xlabel("k", fontsize=8)
+            axes[r, c].axvline(SCALE, color="0.7", lw=0.6, ls=":")
+        n = int(sub.n_samples.iloc[0])
+        for c in range(6):
+            axes[r, c].set_title(f"{d} (n = {n}): {cols[c]}", fontsize=8)
+            axes[r, c].tick_params(labelsize=7)
+            axes[r, c].grid(alpha=0.3)
+    handles = [plt.Line2D([], [], color=style[g]["color"], marker=style[g]["marker"], ls="-", label=names[g])
+               for g in groups]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(groups), 12), fontsize=8, frameon=False)
+    fig.suptitle(spec.get("title", spec["name"]) + "\n(best: top right; large markers = F-selected run of each "
+                 "entry; NeRV drawn as a λ-curve)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.045 if len(datasets) > 1 else 0.09, 1, 0.97 if len(datasets) > 1 else 0.9))
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.DataFrame:
+    """The Table 2 analogue: 5-NN error of every entry's F-selected run, one row per entry (method), one column
+    per data set; then the paper's printed columns (its data sets: Letter, Phoneme, Landsat, TIMIT; Faces for
+    NeRV / t-NeRV) on the rows that have a counterpart, NaN elsewhere. Paper rows without a counterpart here
+    (MVU, LMVU, CDA, CCA, LocalMDS) are appended with empty columns of ours."""
+    sel = table[table.selected]
+    datasets = list(dict.fromkeys(table.dataset))
+    groups = list(dict.fromkeys(table.group))
+    ref = REFERENCE[reference] if reference else {"rows": {}, "datasets": []}
+    ref_sets = list(ref.get("datasets", []))
+    rows = []
+    seen_paper: set[str] = set()
+    for g in groups:
+        method = table[table.group == g].method.iloc[0]
+        paper_row = PAPER_TABLE2_ROWS.get(method, PRETTY.get(method, method))
+        row: dict[str, Any] = {"method": PRETTY.get(method, method), "entry": g, "paper_row": paper_row}
+        for d in datasets:
+            s = sel[(sel.group == g) & (sel.dataset == d)]
+            row[d] = float(s.knn5_error.iloc[0]) if len(s) else np.nan
+        for rd in ref_sets:
+            row[f"paper: {rd}"] = ref["rows"].get((rd, method), {}).get("knn5_error", np.nan)
+        if any((rd, method) in ref["rows"] for rd in ref_sets):
+            seen_paper.add(method)
+        rows.append(row)
+    for (rd, method), _ in ref["rows"].items():
+        if method in seen_paper or any(r["entry"] == f"paper:{method}" for r in rows):
+            continue
+        name = PAPER_TABLE2_ROWS.get(method, PRETTY.get(method, method))
+        row = {"method": name, "entry": f"paper:{method}", "paper_row": name, **{d: np.nan for d in datasets}}
+        for rd2 in ref_sets:
+            row[f"paper: {rd2}"] = ref["rows"].get((rd2, method), {}).get("knn5_error", np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fmt(table: pd.DataFrame) -> str:
+    return table.to_html(index=False, border=0, classes="scores", escape=True, na_rep="",
+                         float_format=lambda v: f"{v:.3f}")
+
+
+def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, path: str) -> None:
+    title = spec.get("title", spec["name"])
+    grid_keys = _grid_keys(table)
+    shown = ["dataset", "label", "method_entry", *MEASURES, "runtime_s"]
+    sel = table[table.selected].copy()
+    sel["label"] = [label_of(r, grid_keys) for _, r in sel.iterrows()]
+    everything = table.copy()
+    everything["label"] = [label_of(r, grid_keys) for _, r in everything.iterrows()]
+    parts = [f"<h1>{html.escape(title)}</h1>"]
+    for key in ("caption", "notes"):
+        if spec.get(key):
+            head = "Comparison with the paper" if key == "notes" else "About"
+            parts.append(f"<h2>{head}</h2><p>{html.escape(spec[key])}</p>")
+    parts.append(
+        "<h2>Measures</h2><p>As in Venna et al. (2010), Sec. 4.3.1, with input-neighbourhood scale 20: mean smoothed "
+        "precision and recall <b>errors</b> (KL costs, lower is better; Fig. 4 plots −1 × them; both distance sets "
+        "rescaled to mean 1, σ<sub>i</sub> from entropy log 20, the same σ<sub>i</sub> in the display); rank-based "
+        "smoothed precision and recall as <b>goodness</b> 1 − normalised error (Fig. 6) and their F-measure "
+        "(Sec. 4.3.2, the parameter-selection criterion); mean precision = mean recall with 20 relevant and 20 "
+        "retrieved neighbours, and the area under mean precision vs mean recall for 1..100 retrieved (Fig. 5); "
+        "trustworthiness and continuity at k = 20 (Fig. 7); leave-one-out 5-NN classification error in the display "
+        "(Table 2; labels: the data set's classes, for the synthetic sets bins of the intrinsic coordinates). For "
+        "every method entry with a parameter grid (NeRV's λ, the graph methods' k) the run with the largest F is "
+        "selected, as the paper does; only one random start per run (the paper keeps the best of 5).</p>")
+    for d in dict.fromkeys(table.dataset):
+        parts.append(f"<h2>{html.escape(str(d))}: F-selected run of every method entry</h2>")
+        parts.append(_fmt(sel[sel.dataset == d][shown].drop(columns="dataset")))
+    parts.append("<h2>Table 2 analogue: 5-NN classification error of the 2-D displays (lower is better)</h2>")
+    if spec.get("reference") in REFERENCE:
+        parts.append(f"<p>Columns <i>paper: …</i> are the numbers printed in "
+                     f"{html.escape(REFERENCE[spec['reference']]['source'])}. The paper's data sets are not "
+                     "available here, so no column of ours is the same data set as a paper column: compare the "
+                     "ranking of methods, not the numbers.</p>")
+    parts.append(_fmt(t2))
+    parts.append("<h2>Every run</h2>")
+    parts.append(_fmt(everything[[c for c in ["dataset", "label", "method_entry", "status", *MEASURES, "runtime_s",
+                                             "selected"] if c in everything]]))
+    page = ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
+            "body{font-family:sans-serif} table.scores{border-collapse:collapse;margin-bottom:1em}"
+            "table.scores td,table.scores th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:left}"
+            "</style></head><body>" + "\n".join(parts) + "</body></html>\n")
+    write_text_atomic(path, page)
+
+
+def nerv_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Render experiment ``spec`` (see the module docstring) into ``out`` (keys png, csv, html)."""
+    k_max = int(spec.get("k_max", 50))
+    table, curves = _collect(spec, k_max)
+    reference = spec.get("reference") if spec.get("reference") in REFERENCE else None
+    t2 = table2(table, reference)
+    write_csv_atomic(table, out["csv"])
+    _write_html(spec, table, t2, out["html"])
+    _draw(spec, table, curves, out["png"])

@@ -1,0 +1,158 @@
+"""The NeRV Figs. 4-7 / Table 2 renderer (cova.experiments.nerv_panels) and the MDS baseline."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from cova.datasets.base import Dataset
+from cova.experiments.nerv_panels import (
+    entry_group,
+    label_of,
+    nerv_panels,
+    run_measures,
+    select_by_f,
+    table2,
+)
+from cova.experiments.reference import REFERENCE
+from cova.experiments.renderers import RENDERERS
+from cova.inputs import Inputs
+from cova.io import save_npz_atomic
+from cova.methods import make_method
+
+
+def _blobs(n: int = 80, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.normal(size=(n, 5)) + 1.5 * y[:, None]
+    return X, y
+
+
+def test_knn5_error_equals_brute_force_leave_one_out_sklearn():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = _blobs(60, seed=1)
+    Z = np.random.default_rng(2).normal(size=(60, 2)) + 0.8 * y[:, None]  # continuous: no distance ties
+    wrong = 0
+    for i in range(len(y)):  # two classes and 5 votes: no vote ties, so the tie rules cannot differ
+        keep = np.arange(len(y)) != i
+        clf = KNeighborsClassifier(n_neighbors=5, algorithm="brute").fit(Z[keep], y[keep])
+        wrong += int(clf.predict(Z[i:i + 1])[0] != y[i])
+    m = run_measures(X, Z, y, k_max=25)
+    assert m["knn5_error"] == pytest.approx(wrong / len(y), abs=0)
+    assert 0 < m["knn5_error"] < 0.5
+
+
+def test_identity_display_is_perfect_on_every_measure():
+    X, y = _blobs(70)
+    Z = X[:, :2].copy()
+    m = run_measures(Z, Z, y, k_max=30)
+    assert m["trustworthiness_20"] == pytest.approx(1.0)
+    assert m["continuity_20"] == pytest.approx(1.0)
+    assert m["rank_precision"] == pytest.approx(1.0, abs=1e-12)
+    assert m["rank_recall"] == pytest.approx(1.0, abs=1e-12)
+    assert m["rank_f"] == pytest.approx(1.0, abs=1e-12)
+    assert m["smoothed_precision_error"] == pytest.approx(0.0, abs=1e-9)
+    assert m["smoothed_recall_error"] == pytest.approx(0.0, abs=1e-9)
+    assert m["precision_20"] == pytest.approx(1.0) and m["recall_20"] == pytest.approx(1.0)
+    assert len(m["t_curve"]) == 30 and m["pr_curve"].k[-1] == 69
+    # a random display is worse on all of them
+    r = run_measures(Z, np.random.default_rng(0).normal(size=Z.shape), y, k_max=30)
+    assert r["trustworthiness_20"] < 0.8 and r["rank_f"] < m["rank_f"] and r["precision_20"] < 0.5
+    assert r["smoothed_precision_error"] > 0.1 and r["pr_auc"] < m["pr_auc"]
+
+
+def test_entry_group_strips_only_the_grid_suffix():
+    assert entry_group("nerv_lam-lam0.1", {"lam": 0.1}) == "nerv_lam"
+    assert entry_group("my-entry-n_neighbors5", {"n_neighbors": 5}) == "my-entry"
+    assert entry_group("eig-alpha0.5-eta0.9", {"alpha": 0.5, "eta": 0.9}) == "eig"
+    assert entry_group("tsne", {}) == "tsne"
+
+
+def test_select_by_f_picks_the_largest_f_per_dataset_and_entry():
+    t = pd.DataFrame({"dataset": ["a", "a", "a", "b", "b", "a"],
+                      "group": ["nerv", "nerv", "nerv", "nerv", "nerv", "pca"],
+                      "rank_f": [0.5, 0.9, np.nan, np.nan, np.nan, 0.1]})
+    assert select_by_f(t).tolist() == [False, True, False, False, False, True]
+
+
+def test_label_of_shows_grid_values():
+    assert label_of({"method": "nerv", "lam": 0.3}, ["lam"]) == "NeRV (λ=0.3)"
+    assert label_of({"method": "isomap", "lam": np.nan, "n_neighbors": 10.0}, ["lam", "n_neighbors"]) == "Isomap (k=10)"
+    assert label_of({"method": "pca"}, ["lam"]) == "PCA"
+
+
+def test_table2_uses_selected_runs_and_the_papers_numbers():
+    t = pd.DataFrame({"dataset": ["d1", "d1", "d1", "d2", "d2"], "group": ["nerv_lam", "nerv_lam", "pca", "nerv_lam", "pca"],
+                      "method": ["nerv", "nerv", "pca", "nerv", "pca"], "knn5_error": [0.3, 0.2, 0.5, 0.1, 0.6],
+                      "selected": [False, True, True, True, True]})
+    t2 = table2(t, "nerv_table2").set_index("entry")
+    assert t2.loc["nerv_lam", "d1"] == 0.2 and t2.loc["nerv_lam", "d2"] == 0.1 and t2.loc["pca", "d1"] == 0.5
+    ref = REFERENCE["nerv_table2"]["rows"]
+    assert t2.loc["nerv_lam", "paper: phoneme"] == ref[("phoneme", "nerv")]["knn5_error"] == 0.079
+    assert t2.loc["nerv_lam", "paper: faces"] == 0.394
+    assert np.isnan(t2.loc["pca", "paper: letter"])  # PCA is not in the paper's Table 2
+    # paper rows without a method of ours are listed, with empty columns of ours
+    assert t2.loc["paper:CDA", "paper: letter"] == 0.336 and np.isnan(t2.loc["paper:CDA", "d1"])
+    assert t2.loc["paper:lle", "method"] == "LLE" and np.isnan(t2.loc["paper:lle", "paper: letter"])
+
+
+def test_mds_is_metric_smacof_and_size_guarded():
+    X, y = _blobs(40)
+    inp = type("I", (), {"X": X})()
+    Z = make_method("mds", {}, seed=0).fit_transform(inp)
+    from scipy.spatial.distance import pdist
+
+    D, d = pdist(X), pdist(Z)
+    stress = make_method("mds", {}, seed=0).fit(inp).stress_
+    assert Z.shape == (40, 2) and stress == pytest.approx(float(np.sum((D - d) ** 2)), rel=1e-3)  # pairs i < j
+    # SMACOF from the classical-MDS start never increases the raw stress of that start (PCA here)
+    from sklearn.decomposition import PCA
+
+    P = PCA(2).fit_transform(X)
+    assert np.sum((D - d) ** 2) <= np.sum((D - pdist(P)) ** 2) + 1e-9
+    with pytest.raises(ValueError, match="max_samples"):
+        make_method("mds", {"max_samples": 10}).fit(inp)
+
+
+def _write_run(tmp, name, Z, status="ok"):
+    path = tmp / f"{name}.npz"
+    save_npz_atomic(path, Z=Z, placed_prototypes=np.zeros((0, 2)), runtime_s=np.array(0.5), status=np.array(status))
+    (tmp / f"{name}.json").write_text(json.dumps({"status": status}))
+    return {"embedding": str(path), "scores": str(tmp / f"{name}.json")}
+
+
+def test_renderer_end_to_end(tmp_path):
+    assert RENDERERS["nerv_panels"] is nerv_panels
+    X, y = _blobs(60)
+    X = X[:, :2]  # the "good" display below is the data itself
+    Dataset(X, y, ["a", "b"]).save(tmp_path / "d.npz")
+    Inputs(X=X, labels=y, label_names=["a", "b"], W=sp.identity(60, format="csr"), R=np.zeros((60, 2)),
+           prototypes=np.zeros((2, 2))).save(tmp_path / "i.npz")
+    rng = np.random.default_rng(0)
+    good, bad = X[:, :2], rng.normal(size=(60, 2))
+    runs = []
+    for entry, method, grid, Z, status in [("nerv_lam-lam0.1", "nerv", {"lam": 0.1}, bad, "ok"),
+                                           ("nerv_lam-lam0.5", "nerv", {"lam": 0.5}, good, "ok"),
+                                           ("nerv_lam-lam1.0", "nerv", {"lam": 1.0}, np.full((60, 2), np.nan), "ok"),
+                                           ("pca", "pca", {}, good + 0.1 * bad, "ok"),
+                                           ("eig", "eigen_cova", {}, np.zeros((60, 2)), "degenerate")]:
+        runs.append({"dataset": "toy", "inputs": "x", "entry": entry, "method": method, "grid": grid,
+                     "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"),
+                     **_write_run(tmp_path, entry, Z, status)})
+    spec = {"name": "t", "paper": "nerv", "renderer": "nerv_panels", "reference": "nerv_table2", "k_max": 25,
+            "caption": "The paper's data sets are not available.", "notes": "NeRV wins.", "runs": runs}
+    out = {k: str(tmp_path / f"o.{k}") for k in ("png", "csv", "html")}
+    nerv_panels(spec, out)
+    table = pd.read_csv(out["csv"])
+    assert table.method_entry.tolist() == [r["entry"] for r in runs]
+    assert table.selected.tolist() == [False, True, False, True, False]  # λ = 0.5 (good display) wins by F
+    assert table.loc[2, ["rank_f", "knn5_error"]].isna().all() and table.loc[4, "status"] == "degenerate"
+    assert table.loc[1, "trustworthiness_20"] == pytest.approx(1.0)
+    page = open(out["html"], encoding="utf-8").read()
+    assert "not available" in page and "NeRV wins." in page and "paper: letter" in page and "Table 2" in page
+    assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
