@@ -35,7 +35,8 @@ before it. Where ``clear_refs`` is not writable the peak falls back to ``ru_maxr
 The reported time is the minimum over ``--repeats``; ``ratio_tsne`` divides by openTSNE's time at the same n
 measured in the same run. A step exceeding ``--step-timeout`` seconds is recorded as ``timeout`` and skipped at
 larger n. Progress goes to stderr; the table to stdout; ``--out`` (CSV) and a log–log plot (PNG, same stem)
-are written, and the slope log(t₇₀ₖ/t₁₀ₖ)/log 7 (or between the two largest sizes ≥ 10k) is printed per step.
+are written, and the slope log(t_max/t_min)/log(n_max/n_min) between the smallest and the largest n ≥ 10,000
+(10k and 70k in the full run) is printed per step.
 """
 
 from __future__ import annotations

@@ -133,6 +133,7 @@ def test_split_scores_train_and_test_rows_separately(split_run):
     assert scores["s_s_test"] == pytest.approx(s_s(Z[te], inp.labels[te]))
     assert scores["s_s"] == pytest.approx(s_s(Z[tr], inp.labels[tr]))
     assert scores["s_n_test"] == pytest.approx(s_n(inp.X[te], Z[te], inp.labels[te]))
+    assert 0.0 <= scores["s_c_r_orig"] <= 1.0 and 0.0 <= scores["s_c_r_orig_test"] <= 1.0
     # not the score of all rows together (the κ̄ of S_n depends on the evaluated set)
     assert scores["s_n_test"] != pytest.approx(s_n(inp.X, Z, inp.labels), abs=1e-12)
 

@@ -121,6 +121,19 @@ def cmd_score(a: argparse.Namespace) -> None:
             test = compute_scores(inputs.X[~train], Z[~train], inputs.labels[~train], inputs.prototypes,
                                   placed_or_none, **kw)
             scores.update({f"{k}_test": v for k, v in test.items()})
+        # S_c^(r) against the original cohort graph (κ-NN of the Eq. 6 similarity of W; Places2, spec §5), which
+        # random prototypes (Fig. 4) cannot fake
+        from .experiments.images import original_graph
+        from .metrics import cohort_graph
+        from .viz.links import cohort_centres
+
+        g_orig = original_graph(inputs, kw["kappa"])
+        for suffix, sel in (("", rows),) + ((("_test", ~train),) if train is not None else ()):
+            centres = cohort_centres(Z[sel], inputs.labels[sel], inputs.n_cohorts)
+            ok = np.all(np.isfinite(centres), axis=1)
+            g_shown = cohort_graph(centres[ok], kw["kappa"])
+            ref = g_orig[np.ix_(ok, ok)]
+            scores[f"s_c_r_orig{suffix}"] = float(np.sum(ref & g_shown) / max(1, np.sum(ref)))
         if inputs.gold_labels is not None:
             # Fig. 5: S_c^(r) of the input-label cohort centres against the gold-standard prototypes, and S_s
             # against the true labels (the main S_s uses the input labels, as the paper does)

@@ -42,6 +42,7 @@ from ..viz.tables import write_csv_atomic, write_html_atomic
 __all__ = ["similarity_graph", "original_graph", "link_accuracy", "data_note", "img_links", "img_sweep"]
 
 LABELS = {**SCORE_LABELS, "s_c_r_gold": "S_c^(r) vs gold", "s_s_gold": "S_s (true labels)",
+          "s_c_r_orig": "S_c^(r) vs original", "s_c_r_orig_test": "S_c^(r) vs original (test)",
           **{f"{k}_test": f"{v} (test)" for k, v in SCORE_LABELS.items()}}
 
 

@@ -182,8 +182,8 @@ def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str,
              ("rank_recall", "rank_precision", 1.0), ("continuity_20", "trustworthiness_20", 1.0)]
     axis_labels = {"smoothed_recall_error": "−1 × mean smoothed recall (error)",
                    "smoothed_precision_error": "−1 × mean smoothed precision (error)",
-                   "rank_recall": "1 − mean rank-based smoothed recall error",
-                   "rank_precision": "1 − mean rank-based smoothed precision error",
+                   "rank_recall": "1 − rank-based smoothed recall error",
+                   "rank_precision": "1 − rank-based smoothed precision error",
                    "continuity_20": "continuity (k = 20)", "trustworthiness_20": "trustworthiness (k = 20)"}
     for r, d in enumerate(datasets):
         sub = table[table.dataset == d]
