@@ -76,7 +76,7 @@ def test_dry_run_lists_the_dag(tmp_path):
     n_runs = len(plan.runs())
     assert jobs["dataset"] == len(plan.config["datasets"])  # a dataset replaced by its fallback is not built
     assert jobs["experiment"] == len(plan.experiments)
-    assert jobs["fetch"] == 1  # compound, the one real dataset of the CI config
+    assert jobs["fetch"] == 2  # compound and cora, the real datasets of the CI config
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and jobs["scatter"] == n_runs
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1
 
