@@ -361,10 +361,10 @@ def plot(rows: list[dict], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 5.5))
-    for step in dict.fromkeys(r["step"] for r in rows):
+    for i, step in enumerate(dict.fromkeys(r["step"] for r in rows)):
         pts = sorted((r["n"], r["seconds"]) for r in rows if r["step"] == step and r["status"] == "ok")
         if pts:
-            ax.loglog(*zip(*pts), marker="o", label=step)
+            ax.loglog(*zip(*pts), marker="os^"[i // 10 % 3], linestyle=["-", "--", ":"][i // 10 % 3], label=step)
     ax.set_xlabel("n (samples)")
     ax.set_ylabel("wall time (s)")
     ax.set_title(title, fontsize=9)
