@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..metrics.cohort import cohort_graph, link_comparison
 from ..viz.links import cohort_centres, draw_links
-from ..viz.scatter import SCORE_LABELS, cohort_colours, format_scores, plot_cohorts
+from ..viz.scatter import cohort_colours, format_scores, plot_cohorts
 from ..viz.tables import write_csv_atomic, write_html_atomic
 from .links import REFERENCE_GRAPHS, _Loader, link_counts, nearest_cohorts, reference_graph
 from .reference import REFERENCE
@@ -171,7 +171,7 @@ def link_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
 
 def reference_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Scores against one swept parameter with the paper's printed values (module docstring)."""
-    from .renderers import DEVIATION_POINTS, _records, _save, _write_tables
+    from .renderers import DEVIATION_POINTS, _records, _write_tables, sweep_figure
 
     x = spec["x"]
     scores = spec.get("scores") or ["s_n", "s_c", "s_s", "s_c_r"]
@@ -185,20 +185,4 @@ def reference_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
                   if np.isfinite(r[f"paper_{s}"]) and abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS)
         for _, r in table.iterrows()]
     _write_tables(spec, table, out)
-    groups = list(table.groupby(["dataset", "method"], sort=False))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), dpi=100, squeeze=False)
-    for ax, ((dataset, method), g) in zip(axes[0], groups):
-        for n, s in enumerate(scores):
-            colour = f"C{n}"
-            ax.plot(g[x], 100 * g[s], marker="o", color=colour, label=f"{SCORE_LABELS.get(s, s)} (ours)")
-            paper = g[f"paper_{s}"]
-            if paper.notna().any():
-                ax.plot(g[x][paper.notna()], paper[paper.notna()], marker="s", markerfacecolor="none",
-                        linestyle="--", color=colour, label=f"{SCORE_LABELS.get(s, s)} (paper)")
-        ax.set_xlabel(x)
-        ax.set_ylabel("score (%)")
-        ax.set_title(f"{dataset}: {method}", fontsize=9)
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    _save(fig, out["png"])
+    sweep_figure(spec, table, x, scores, out["png"])

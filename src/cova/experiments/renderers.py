@@ -9,6 +9,10 @@ given) and an HTML table (percentages).
 - ``scatter_grid``: one cohort scatter per run, datasets as rows (e.g. COVA Fig. 2 / H.4).
 - ``sweep``: scores against one swept parameter (e.g. COVA Fig. H.3, the α sweep).
 - ``heatmap``: one heat map per score over two swept parameters (e.g. COVA Fig. H.2, eigen-COVA α × η).
+
+Paper-specific renderers live in their own modules and are registered in :data:`RENDERERS`: ``retrieval`` (here)
+and ``nerv_panels`` (NeRV), ``highlight_grid`` / ``link_graphs`` (:mod:`.links`, COVA Tables 1-2),
+``link_panels`` / ``reference_sweep`` (:mod:`.cora`), ``img_links`` / ``img_sweep`` (:mod:`.images`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from ..inputs import Inputs
 from ..io import atomic_path
 from ..viz.scatter import SCORE_LABELS, format_scores, plot_cohorts
 from ..viz.tables import write_csv_atomic, write_html_atomic
+from . import cora, images
 from .links import highlight_grid, link_graphs
 from .nerv_panels import nerv_panels
-from . import cora as _cora
 from .reference import REFERENCE
 
 DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
@@ -116,18 +120,29 @@ def sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     scores = spec.get("scores") or DEFAULT_SCORES
     table = _records(spec).sort_values([c for c in ("dataset", "method", x)], kind="stable", ignore_index=True)
     _write_tables(spec, table, out)
+    sweep_figure(spec, table, x, scores, out["png"])
+
+
+def sweep_figure(spec: dict[str, Any], table: pd.DataFrame, x: str, scores: list[str], path: str) -> None:
+    """One panel per (dataset, method): each score against ``x``; where ``paper_{score}`` columns exist, the
+    paper's printed values as open squares on dashed lines in the same colour."""
     groups = list(table.groupby(["dataset", "method"], sort=False))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), dpi=100, squeeze=False)
     for ax, ((dataset, method), g) in zip(axes[0], groups):
-        for s in scores:
-            ax.plot(g[x], 100 * g[s], marker="o", label=SCORE_LABELS.get(s, s))
+        for n, s in enumerate(scores):
+            colour = f"C{n}"
+            ax.plot(g[x], 100 * g[s], marker="o", color=colour, label=f"{SCORE_LABELS.get(s, s)} (ours)")
+            paper = g[f"paper_{s}"] if f"paper_{s}" in g else pd.Series(dtype=float)
+            if paper.notna().any():
+                ax.plot(g[x][paper.notna()], paper[paper.notna()], marker="s", markerfacecolor="none",
+                        linestyle="--", color=colour, label=f"{SCORE_LABELS.get(s, s)} (paper)")
         ax.set_xlabel(x)
         ax.set_ylabel("score (%)")
         ax.set_title(f"{dataset}: {method}", fontsize=9)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    _save(fig, out["png"])
+    _save(fig, path)
 
 
 def heatmap(spec: dict[str, Any], out: dict[str, str]) -> None:
@@ -219,10 +234,13 @@ def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
     _save(fig, out["png"])
 
 
-RENDERERS = {"highlight_grid": highlight_grid, "link_graphs": link_graphs, "nerv_panels": nerv_panels, "retrieval": retrieval, "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap}
-RENDERERS.update(link_panels=_cora.link_panels, reference_sweep=_cora.reference_sweep)  # Cora (#6)
-from . import images as _images  # noqa: E402  image cohorts (#6)
-RENDERERS.update(img_links=_images.img_links, img_sweep=_images.img_sweep)
+RENDERERS = {
+    "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap,
+    "retrieval": retrieval, "nerv_panels": nerv_panels,                         # NeRV paper (#7)
+    "highlight_grid": highlight_grid, "link_graphs": link_graphs,               # COVA Tables 1-2 (#5)
+    "link_panels": cora.link_panels, "reference_sweep": cora.reference_sweep,   # Cora figures (#6)
+    "img_links": images.img_links, "img_sweep": images.img_sweep,               # image cohorts (#6)
+}
 
 
 def render(spec: dict[str, Any], out: dict[str, str]) -> None:
