@@ -16,7 +16,8 @@ Steps (``--methods``, comma-separated, or ``all``):
 ===========  ======================================================================================================
 inputs       kNN search + W + R + Υ (``cova.inputs.build_inputs``)
 e1           COVA-E1 (α = 0.5), sparse SPD solve, after W is built
-e2, e3, e4   COVA-E2/E3/E4 (α = 0.5), exactly ``--iters`` Riemannian steps (gtol = 0), repulsion ``--repulsion``
+e2, e3, e4   COVA-E2/E3/E4 (α = 0.5), exactly ``--iters`` Riemannian steps (gtol = 0), repulsion ``--repulsion``,
+             optimiser ``--optimizer``
 p1           COVA-P1 (defaults: k̃ = 500, batches of 1,000, N·T = 300)
 eigen        eigen-COVA (α = 0.5, η = 0.5, k̃ = 500; η = 0.8 is degenerate with ring prototypes)
 tsne         openTSNE on the same P, ``--iters`` iterations in total (a quarter of them early exaggeration),
@@ -218,11 +219,14 @@ def _make_work(step: str, inputs, args):
         cova_mod.cova_objective.counter[0] = 0
         info["counter"] = cova_mod.cova_objective.counter
         model = make_method(f"cova_{step}", {"alpha": 0.5, "max_iter": iters, "gtol": 0.0,
-                                             "kl_method": args.repulsion, "random_state": args.seed})
+                                             "kl_method": args.repulsion, "optimizer": args.optimizer,
+                                             "random_state": args.seed})
         from cova.objectives import resolve_repulsion_method
 
+        optimizer = model._resolve_optimizer(inputs.W.shape[0])
         info["repulsion"] = ("-" if step == "e4" else
                              resolve_repulsion_method(args.repulsion, inputs.W.shape[0], inputs.prototypes.shape[1]))
+        info["repulsion"] += f" / {optimizer}"
         return (lambda: model.fit(inputs)), info
     if step == "p1":
         model = make_method("cova_p1", {"alpha": 0.5, "random_state": args.seed})
@@ -289,7 +293,7 @@ def worker_main(args) -> None:
 def run_child(step: str, n: int, args) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", step, "--n", str(n), "--dataset", args.dataset,
            "--pca", str(args.pca), "--iters", str(args.iters), "--threads", str(args.threads),
-           "--repulsion", args.repulsion, "--seed", str(args.seed), "--cache", args.cache]
+           "--repulsion", args.repulsion, "--optimizer", args.optimizer, "--seed", str(args.seed), "--cache", args.cache]
     if not args.warmup:
         cmd.append("--no-warmup")
     env = dict(os.environ)
@@ -387,6 +391,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--iters", type=int, default=100, help="iterations of E2-E4 and of openTSNE")
     p.add_argument("--repulsion", default="auto", choices=["auto", "exact", "fft", "bh"],
                    help="kl_method of E2/E3")
+    p.add_argument("--optimizer", default="auto", choices=["auto", "armijo", "momentum"],
+                   help="optimizer of E2-E4 (auto: momentum above 5,000 samples for E2/E3); the 'repulsion' column "
+                        "reports 'back end / optimizer'")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--step-timeout", type=float, default=600.0, help="seconds before a step is abandoned")
     p.add_argument("--append", action="store_true",

@@ -87,7 +87,8 @@ def test_label_of_shows_grid_values():
 
 
 def test_table2_uses_selected_runs_and_the_papers_numbers():
-    t = pd.DataFrame({"dataset": ["d1", "d1", "d1", "d2", "d2"], "group": ["nerv_lam", "nerv_lam", "pca", "nerv_lam", "pca"],
+    t = pd.DataFrame({"dataset": ["d1", "d1", "d1", "d2", "d2"],
+                      "group": ["nerv_lam", "nerv_lam", "pca", "nerv_lam", "pca"],
                       "method": ["nerv", "nerv", "pca", "nerv", "pca"], "knn5_error": [0.3, 0.2, 0.5, 0.1, 0.6],
                       "selected": [False, True, True, True, True]})
     t2 = table2(t, "nerv_table2").set_index("entry")

@@ -2,7 +2,8 @@
 #   snakemake benchmarks --cores 2 --configfile config/demo.yaml
 # (≈ 25-40 min on 2 cores; needs Fashion-MNIST in data/raw/fashion_mnist or /usr/share/datasets/fashion-mnist,
 # otherwise synthetic blobs of the same shape). E2/E3 use the FFT repulsion at every n (method default "auto" would
-# be exact, O(n²), up to 5,000 samples). A quick run outside Snakemake:
+# be exact, O(n²), up to 5,000 samples) and the momentum optimiser (one gradient per iteration, as openTSNE; "auto"
+# would use Armijo up to 5,000 samples). A quick run outside Snakemake:
 #   python benchmarks/scaling.py --sizes 1000,5000 --out results/benchmarks/quick.csv
 
 
@@ -22,5 +23,5 @@ rule benchmarks:
         mem_mb=8000,
         runtime=120,
     shell:
-        "python benchmarks/scaling.py --sizes {params.sizes} --max-n {params.caps} --repulsion fft --threads {threads}"
+        "python benchmarks/scaling.py --sizes {params.sizes} --max-n {params.caps} --repulsion fft --optimizer momentum --threads {threads}"
         " --step-timeout 900 --cache {resources.tmpdir}/cova-benchmark-cache --out {output.csv} > {log} 2>&1"

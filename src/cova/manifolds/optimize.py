@@ -1,4 +1,5 @@
-"""Riemannian gradient descent with Armijo line search (Table F.1) and SGD batches (Table F.2).
+"""Riemannian gradient descent with Armijo line search (Table F.1), SGD batches (Table F.2), and a t-SNE-style
+momentum/gains scheme with one gradient evaluation per iteration (:func:`momentum_gradient_descent`, issue #8).
 
 Used with :mod:`.noncompact_stiefel` for COVA-E2–E4 (Z ∈ R_*^{l×k}) and with :mod:`.stiefel` for P1–P4
 (U ∈ St(k̃, k)). Spec §3.3–§3.4; the "standard line search" of the paper is Armijo backtracking [assumption].
@@ -152,6 +153,103 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
             n_iter, message, f, gn)
     return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
                           message=message, step=step)
+
+
+def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retract: Retraction,
+                              project: Projection = euclidean_projection, max_iter: int = 1000,
+                              gtol: float = 1e-6, rank_check_every: int = 10, learning_rate: float = 1.0,
+                              momentum: tuple[float, float] = (0.5, 0.8), momentum_switch_iter: int = 250,
+                              min_gain: float = 0.01,
+                              callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
+                              verbose: bool = False, log_every: int = 100) -> OptimizeResult:
+    """Minimise f on a manifold with t-SNE's fixed-step scheme: one gradient evaluation per iteration.
+
+    Van der Maaten (2008) / openTSNE: with the Riemannian gradient g_i = P_{x_i}(∇f(x_i)),
+
+        gains ← gains + 0.2 where sign(u) ≠ sign(g), else 0.8·gains + ``min_gain`` (elementwise, u the last update),
+        u ← μ_i·u − η·gains∘g,    x_{i+1} = R_{x_i}(u),    u ← P_{x_{i+1}}(u) (projection as vector transport),
+
+    with μ_i = ``momentum[0]`` for the first ``momentum_switch_iter`` iterations and ``momentum[1]`` after, and
+    η = ``learning_rate``. There is no line search, so f may rise between iterations; f is evaluated only where it
+    is reported: at x0, every ``log_every`` iterations and at the end. If ``fun_and_grad`` accepts a ``need_value``
+    keyword it gets ``need_value=False`` at the other iterations and may return NaN as the value then (the
+    gradient must be exact). The retraction's rank check, ``gtol`` (checked every iteration on the Riemannian
+    gradient) and the final rank check are as in :func:`riemannian_gradient_descent`; ``callback`` receives f = NaN
+    at iterations where f was not evaluated. The run stops with a message if the gradient becomes non-finite.
+
+    Returns an :class:`OptimizeResult` whose ``history`` holds f at x0, at every ``log_every``-th iteration and at
+    the final x, ``fun`` f at the final x (one extra evaluation: ``max_iter`` steps cost ``max_iter + 1``
+    evaluations), and ``step`` the learning rate.
+    """
+    if rank_check_every < 1:
+        raise ValueError(f"rank_check_every must be >= 1, got {rank_check_every}")
+    if max_iter < 0:
+        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    if not learning_rate > 0:
+        raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
+    has_rank_check = _accepts_keyword(retract, "check_rank")
+    has_need_value = _accepts_keyword(fun_and_grad, "need_value")
+    level = logging.INFO if verbose else logging.DEBUG
+
+    def evaluate(x: np.ndarray, need_value: bool) -> tuple[float, np.ndarray]:
+        if has_need_value:
+            f, g = fun_and_grad(x, need_value=need_value)
+        else:
+            f, g = fun_and_grad(x)
+        return float(f), project(x, g)
+
+    x = np.array(x0, dtype=float, copy=True)
+    f, rg = evaluate(x, True)
+    if not np.isfinite(f):
+        raise ValueError("the objective is not finite at x0")
+    gn = gn0 = float(np.linalg.norm(rg))
+    history = [f]
+    update = np.zeros_like(x)
+    gains = np.ones_like(x)
+    message = f"maximum number of iterations ({max_iter}) reached"
+    rank_checked = True
+    n_iter = 0
+    for i in range(max_iter):
+        if gn <= gtol * gn0:
+            message = "gradient tolerance reached"
+            break
+        mu = momentum[0] if i < momentum_switch_iter else momentum[1]
+        flipped = np.sign(update) != np.sign(rg)
+        gains = np.where(flipped, gains + 0.2, gains * 0.8 + min_gain)
+        update = mu * update - learning_rate * gains * rg
+        check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
+        x = retract(x, update, **({"check_rank": check} if has_rank_check else {}))
+        rank_checked = check or not has_rank_check
+        update = project(x, update)
+        n_iter = i + 1
+        need_value = bool(log_every) and n_iter % log_every == 0
+        f, rg = evaluate(x, need_value)
+        gn = float(np.linalg.norm(rg))
+        if not np.isfinite(gn):
+            message = "the gradient became non-finite (learning rate too large?)"
+            break
+        if need_value:
+            history.append(f)
+            log.log(level, "iteration %d: f = %.10g, |grad| = %.3e (%.3e relative), momentum = %.2f",
+                    n_iter, f, gn, gn / gn0 if gn0 > 0 else 0.0, mu)
+        if callback is not None and callback(n_iter, x, f if need_value else float("nan"), gn):
+            message = "stopped by callback"
+            break
+    if has_rank_check and not rank_checked:
+        fixed = retract(x, np.zeros_like(x), check_rank=True)
+        if not np.array_equal(fixed, x):
+            log.warning("final rank check lifted singular values of the iterate")
+            x = fixed
+            f = float("nan")
+    if not np.isfinite(f):
+        f, rg = evaluate(x, True)
+        gn = float(np.linalg.norm(rg))
+        history.append(f)
+    converged = bool(gn <= gtol * gn0)
+    log.log(level, "momentum gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
+            n_iter, message, f, gn)
+    return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
+                          message=message, step=float(learning_rate))
 
 
 def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.ndarray, n_samples: int, *,

@@ -14,9 +14,10 @@ from scipy.sparse.csgraph import connected_components
 from ..affinity import laplacian
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
-from ..manifolds import batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches, stiefel
-from ..objectives import (kl_entropy, o_dist_c, o_dist_l, o_kl_c, o_kl_l, project_gradient,
-                          resolve_repulsion_method)
+from ..manifolds import (batch_inputs, momentum_gradient_descent, noncompact_stiefel, riemannian_gradient_descent,
+                         sgd_batches, stiefel)
+from ..objectives import (AUTO_EXACT_MAX_SAMPLES, kl_entropy, o_dist_c, o_dist_l, o_kl_c, o_kl_l,
+                          project_gradient, resolve_repulsion_method)
 from .base import DegenerateSolution, Embedder
 
 log = logging.getLogger("cova")
@@ -139,12 +140,14 @@ def prototype_radius(prototypes: np.ndarray) -> float:
 
 def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray, alpha: float,
                    cohort_rule: str, local_rule: str, kl_method: str = "auto",
-                   kl_entropy: float | None = None) -> tuple[float, np.ndarray]:
+                   kl_entropy: float | None = None, need_value: bool = True) -> tuple[float, np.ndarray]:
     """f(Z) = α O^(C)(Z) + (1 − α) O^(L)(Z) (Eq. 13) and its Euclidean gradient (Table A.1, spec §3.1).
 
     ``cohort_rule`` ∈ {"dist" (Eq. 7), "kl" (Eq. 8 in the normalised A.8 form)}; ``local_rule`` ∈ {"dist" (Eq. 1),
     "kl" (Eq. 2, joint p_s = W, repulsion by ``kl_method``)}. A term whose weight is 0 is not evaluated.
     ``kl_entropy``: Σ w ln w of W when precomputed (:func:`cova.objectives.kl_entropy`; constant in Z).
+    ``need_value=False``: the O_KL^(L) value (a logarithm per edge of W) is skipped and the returned value is NaN;
+    the gradient is unchanged (used by the momentum optimiser between log points).
     """
     value, grad = 0.0, np.zeros_like(Z)
     if alpha != 0.0:
@@ -154,7 +157,7 @@ def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.
         if local_rule == "dist":
             fl, gl = o_dist_l(Z, W)
         else:
-            fl, gl = o_kl_l(Z, W, method=kl_method, entropy=kl_entropy)
+            fl, gl = o_kl_l(Z, W, method=kl_method, entropy=kl_entropy, need_value=need_value)
         value, grad = value + (1.0 - alpha) * fl, grad + (1.0 - alpha) * gl
     return float(value), grad
 
@@ -184,6 +187,10 @@ def laplacian_eigenmap(W: sp.spmatrix, k: int, random_state: int | None = 0) -> 
     return V * np.sign(V[idx, np.arange(k)])
 
 
+#: Optimisers of COVA-E2–E4 (``optimizer=``); ``"auto"`` resolves by sample count (:class:`_CovaManifold`).
+OPTIMIZERS = ("auto", "armijo", "momentum")
+
+
 class _CovaManifold(Embedder):
     """Shared base of COVA-E2–E4: Z ∈ R_*^{l×k} by Riemannian gradient descent (Table F.1, spec §3.3).
 
@@ -208,29 +215,49 @@ class _CovaManifold(Embedder):
         θ = 0.5, O(l log l)). The approximations also give ΣQ, so the Armijo line search compares approximate
         values consistently; E2/E3 scores agree with the exact back end within 2 points
         (``tests/test_acceleration.py``). Unused by E4 (no O_KL^(L) term).
+    optimizer : ``"armijo"`` (Table F.1: Armijo backtracking, ≈ 1.9 evaluations of f and its gradient per
+        iteration, f non-increasing), ``"momentum"`` (t-SNE's scheme, one gradient evaluation per iteration:
+        fixed learning rate, momentum 0.5 for the first ``min(250, max_iter // 4)`` iterations and 0.8 after,
+        delta-bar-delta gains; :func:`cova.manifolds.momentum_gradient_descent`; f is computed only every 100
+        iterations and at the end, and may rise between them) or ``"auto"`` (default: ``"armijo"`` up to 5,000
+        samples, so every result at the paper's sizes is unchanged, ``"momentum"`` above; E4, which has no
+        O_KL^(L) term and is cheap, always resolves to ``"armijo"``).
+    learning_rate : η of the momentum optimiser; ``"auto"`` (default) = l / 4, i.e. openTSNE's η = l for its
+        gradient, which lacks the factor 4 of Eq. A.34. Ignored by Armijo.
     random_state : seed of the init noise / random init / Lanczos start vector.
     verbose : log progress every 100 iterations at INFO (DEBUG otherwise) on the ``"cova"`` logger.
 
     Attributes
     ----------
     embedding_ : (l, k) Z. ``prototypes_`` : Υ (what S_c compares with). ``n_iter_`` : iterations run.
-    ``objective_history_`` : f at the init and after every accepted step (non-increasing; Armijo).
+    ``objective_history_`` : f at the init and after every accepted step (non-increasing; Armijo), or at the init,
+    every 100 iterations and the end (momentum). ``optimizer_`` : the resolved optimiser.
     ``objective_`` : final f. ``converged_`` : the gradient tolerance was reached. ``message_`` : stop reason.
     """
 
     _rules: tuple[str, str] = ("dist", "dist")
 
     def __init__(self, alpha: float = 0.5, init: str = "prototypes", max_iter: int = 1000, gtol: float = 1e-6,
-                 rank_check_every: int = 10, kl_method: str = "auto", random_state: int | None = 0,
-                 verbose: bool = False):
+                 rank_check_every: int = 10, kl_method: str = "auto", optimizer: str = "auto",
+                 learning_rate: float | str = "auto", random_state: int | None = 0, verbose: bool = False):
         self.alpha = alpha
         self.init = init
         self.max_iter = max_iter
         self.gtol = gtol
         self.rank_check_every = rank_check_every
         self.kl_method = kl_method
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
         self.random_state = random_state
         self.verbose = verbose
+
+    def _resolve_optimizer(self, l: int) -> str:
+        """``self.optimizer`` at l samples: ``"auto"`` is ``"momentum"`` above 5,000 samples for E2/E3."""
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, got {self.optimizer!r}")
+        if self.optimizer != "auto":
+            return self.optimizer
+        return "momentum" if l > AUTO_EXACT_MAX_SAMPLES and self._rules[1] == "kl" else "armijo"
 
     def _initial_embedding(self, inputs: Inputs, k: int, rho: float) -> np.ndarray:
         rng = np.random.default_rng(self.random_state)
@@ -261,14 +288,23 @@ class _CovaManifold(Embedder):
         resolve_repulsion_method(kl_method, Z0.shape[0], k)  # an unknown back end fails before the first step
         entropy = kl_entropy(W) if local_rule == "kl" and alpha != 1.0 else None  # once, not per evaluation
 
-        def fun(Z: np.ndarray) -> tuple[float, np.ndarray]:
-            return cova_objective(Z, W, R, prototypes, alpha, cohort_rule, local_rule, kl_method, entropy)
+        optimizer = self._resolve_optimizer(Z0.shape[0])
 
-        log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, alpha = %g, init = %s",
-                type(self).__name__, Z0.shape[0], alpha, self.init)
-        res = riemannian_gradient_descent(fun, Z0, retract=noncompact_stiefel.retract, max_iter=self.max_iter,
-                                          gtol=self.gtol, rank_check_every=self.rank_check_every,
-                                          verbose=self.verbose, log_every=100)
+        def fun(Z: np.ndarray, need_value: bool = True) -> tuple[float, np.ndarray]:
+            return cova_objective(Z, W, R, prototypes, alpha, cohort_rule, local_rule, kl_method, entropy,
+                                  need_value=need_value)
+
+        log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, alpha = %g, init = %s, optimizer = %s",
+                type(self).__name__, Z0.shape[0], alpha, self.init, optimizer)
+        common = {"retract": noncompact_stiefel.retract, "max_iter": self.max_iter, "gtol": self.gtol,
+                  "rank_check_every": self.rank_check_every, "verbose": self.verbose, "log_every": 100}
+        if optimizer == "momentum":
+            lr = Z0.shape[0] / 4.0 if self.learning_rate == "auto" else float(self.learning_rate)
+            res = momentum_gradient_descent(fun, Z0, learning_rate=lr,
+                                            momentum_switch_iter=min(250, self.max_iter // 4), **common)
+        else:
+            res = riemannian_gradient_descent(fun, Z0, **common)
+        self.optimizer_ = optimizer
         self.embedding_ = np.ascontiguousarray(res.x)
         self.prototypes_ = prototypes
         self.n_iter_ = res.n_iter

@@ -1,7 +1,8 @@
 """Baselines that scikit-learn (and umap-learn) implement: thin wrappers with the common ``fit(inputs)`` contract.
 
-PCA, LLE, Isomap, metric MDS, LDA, NCA (scikit-learn) and UMAP (umap-learn, not in the papers). Each wrapper only validates
-its parameters, fixes the seeds (from ``random_state``) and single-threads where threading could change results.
+PCA, LLE, Isomap, metric MDS, LDA, NCA (scikit-learn) and UMAP (umap-learn, not in the papers). Each wrapper only
+validates its parameters, fixes the seeds (from ``random_state``) and single-threads where threading could change
+results.
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ def kl_repulsion(Z: np.ndarray, method: str = "auto", **options) -> tuple[float,
 
 
 @numba.njit(parallel=True, cache=True)
-def _attraction_kernel(indptr, indices, w, Z, attr, row_cross):  # pragma: no cover - jit
+def _attraction_kernel(indptr, indices, w, Z, attr, row_cross, with_value):  # pragma: no cover - jit
     l, k = Z.shape
     for i in numba.prange(l):
         cross = 0.0
@@ -207,7 +207,8 @@ def _attraction_kernel(indptr, indices, w, Z, attr, row_cross):  # pragma: no co
             for dim in range(k):
                 diff = Z[i, dim] - Z[j, dim]
                 d2 += diff * diff
-            cross += w[p] * math.log1p(d2)
+            if with_value:
+                cross += w[p] * math.log1p(d2)
             s = w[p] / (1.0 + d2)
             for dim in range(k):
                 attr[i, dim] += s * (Z[i, dim] - Z[j, dim])
@@ -215,7 +216,7 @@ def _attraction_kernel(indptr, indices, w, Z, attr, row_cross):  # pragma: no co
 
 
 @numba.njit(parallel=True, cache=True)
-def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross):  # pragma: no cover - jit
+def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross, with_value):  # pragma: no cover - jit
     for i in numba.prange(Z.shape[0]):
         cross = 0.0
         a0 = 0.0
@@ -227,7 +228,8 @@ def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross):  # pragma: no
             d0 = zi0 - Z[j, 0]
             d1 = zi1 - Z[j, 1]
             d2 = d0 * d0 + d1 * d1
-            cross += w[p] * math.log1p(d2)
+            if with_value:
+                cross += w[p] * math.log1p(d2)
             s = w[p] / (1.0 + d2)
             a0 += s * d0
             a1 += s * d1
@@ -244,8 +246,10 @@ def kl_entropy(W: sp.spmatrix) -> float:
     return float(np.sum(w * np.log(w)))
 
 
-def _attraction(Z: np.ndarray, W: sp.spmatrix) -> tuple[float, np.ndarray]:
+def _attraction(Z: np.ndarray, W: sp.spmatrix, with_value: bool = True) -> tuple[float, np.ndarray]:
     """Sparse part of O_KL^(L) over nnz(W): ``(Σ w ln(1 + d²), Σ_j w_ij q_ij (z_i − z_j))``.
+
+    ``with_value=False`` skips the logarithms (one per edge) and returns NaN for the first entry.
 
     One pass of a compiled kernel over the CSR rows (threads over rows, a specialised loop for k = 2; each row's
     sums are written by one thread and added in a fixed order, so the result does not depend on the number of
@@ -257,12 +261,12 @@ def _attraction(Z: np.ndarray, W: sp.spmatrix) -> tuple[float, np.ndarray]:
     row_cross = np.empty(Z.shape[0])
     kernel = _attraction_kernel_2d if Z.shape[1] == 2 else _attraction_kernel
     with kernel_threads(W.nnz):
-        kernel(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64), Z, attr, row_cross)
-    return float(row_cross.sum()), attr
+        kernel(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64), Z, attr, row_cross, bool(with_value))
+    return (float(row_cross.sum()) if with_value else float("nan")), attr
 
 
 def o_kl_l(Z: np.ndarray, W: sp.spmatrix, *, method: str = "auto", entropy: float | None = None,
-           **method_options) -> tuple[float, np.ndarray]:
+           need_value: bool = True, **method_options) -> tuple[float, np.ndarray]:
     """O_KL^(L) of COVA Eq. 2 with the joint p_s = W, and its gradient (Table A.1, Eqs. A.18–A.34).
 
     ``q_ij = (1 + ‖z_i − z_j‖²)⁻¹`` (q_ii = 0) and ``O = Σ_{i≠j} w_ij ln(w_ij / (q_ij / Σ_{a≠b} q_ab))``, evaluated
@@ -275,11 +279,16 @@ def o_kl_l(Z: np.ndarray, W: sp.spmatrix, *, method: str = "auto", entropy: floa
     time, O(block·l) memory, no l×l array, ``block_size=`` may be passed through ``method_options``;
     ``"fft"`` / ``"bh"``: openTSNE's approximations, whose ΣQ also enters the value; ``"auto"``: exact up to
     :data:`AUTO_EXACT_MAX_SAMPLES` samples). ``entropy``: :func:`kl_entropy` of W if already known (it does
-    not depend on Z). W must be symmetric (spec T10) with zero diagonal.
+    not depend on Z). W must be symmetric (spec T10) with zero diagonal. ``need_value=False`` (the momentum
+    optimiser between log points) skips the per-edge logarithms of the value and returns NaN as the value; the
+    gradient is the same.
     """
     Z = np.asarray(Z, dtype=float)
     resolve_repulsion_method(method, Z.shape[0], Z.shape[1])  # unknown names fail before any work
-    cross, attr = _attraction(Z, W)
+    cross, attr = _attraction(Z, W, need_value)
+    if not need_value:
+        sum_q, rep = kl_repulsion(Z, method, **method_options)
+        return float("nan"), 4.0 * (attr - (float(W.sum()) / sum_q) * rep)
     if entropy is None:
         entropy = kl_entropy(W)
     sum_q, rep = kl_repulsion(Z, method, **method_options)
