@@ -47,6 +47,16 @@ def euclidean_projection(x: np.ndarray, g: np.ndarray) -> np.ndarray:
     return g
 
 
+def _final_rank_check(retract: Retraction, x: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``retract(x, 0, check_rank=True)`` after a run that stopped on an unchecked step: returns the (possibly
+    rank-lifted) iterate and whether it changed."""
+    fixed = retract(x, np.zeros_like(x), check_rank=True)
+    if np.array_equal(fixed, x):
+        return x, False
+    log.warning("final rank check lifted singular values of the iterate")
+    return fixed, True
+
+
 def _accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
     try:
         params = inspect.signature(fn).parameters
@@ -139,10 +149,8 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
             message = "stopped by callback"
             break
     if has_rank_check and not rank_checked:
-        fixed = retract(x, np.zeros_like(x), check_rank=True)
-        if not np.array_equal(fixed, x):
-            log.warning("final rank check lifted singular values of the iterate")
-            x = fixed
+        x, lifted = _final_rank_check(retract, x)
+        if lifted:
             f, g = fun_and_grad(x)
             f = float(f)
             rg = project(x, g)
@@ -236,10 +244,8 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retra
             message = "stopped by callback"
             break
     if has_rank_check and not rank_checked:
-        fixed = retract(x, np.zeros_like(x), check_rank=True)
-        if not np.array_equal(fixed, x):
-            log.warning("final rank check lifted singular values of the iterate")
-            x = fixed
+        x, lifted = _final_rank_check(retract, x)
+        if lifted:
             f = float("nan")
     if not np.isfinite(f):
         f, rg = evaluate(x, True)
