@@ -9,12 +9,8 @@
 Both are O(n^2) in time and memory (dense n x n matrices, as in the paper and dredviz); ``fit`` refuses
 more than ``max_samples`` points (default 5,000) with a ValueError.
 
-Not implemented: **SNeRV** (Sec. 5, NeRV on learning-metric distances) - the spec leaves the class-posterior
-model under-determined (K and sigma grids, the beta_ck parameterisation and initialisation, the points at
-which the Fisher matrix is evaluated along the T = 10 path pieces, the symmetrisation; spec pitfall 12).
-NeRV accepts ``metric="precomputed"``, so SNeRV is NeRV fed such a distance matrix once it is specified.
-**Local MDS** is not implemented either: dredviz's cost is given, but its CCA-style stochastic optimiser
-(update rule, learning-rate schedule) is not.
+NeRV accepts ``metric="precomputed"``: **SNeRV** (Sec. 5) is NeRV on learning-metric distances
+(:mod:`cova.methods.snerv`); **local MDS**, the authors' earlier baseline, is :mod:`cova.methods.lmds`.
 
 Optimisation (paper Sec. 3, "optimization"; spec 001 section 2.1):
 

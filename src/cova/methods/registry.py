@@ -8,9 +8,11 @@ from typing import Any
 from .base import Embedder
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
 from .ldmgi import LDMGI
+from .lmds import LMDS
 from .mcml import MCML
 from .mma import MMA
 from .nerv import NeRV, TNeRV
+from .snerv import SNeRV
 from .nse import NSE, LaplacianEigenmaps
 from .sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
 from .sne import SNE, ExactTSNE
@@ -29,6 +31,8 @@ METHODS: dict[str, type[Embedder]] = {
     "eigen_cova": EigenCova,
     "nerv": NeRV,
     "tnerv": TNeRV,
+    "snerv": SNeRV,
+    "lmds": LMDS,
     "tsne": TSNE,
     "tsne_exact": ExactTSNE,
     "sne": SNE,

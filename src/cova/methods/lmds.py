@@ -1,0 +1,269 @@
+"""Local MDS (LMDS; Venna & Kaski 2006), the NeRV paper's baseline (spec 001 section 2.4).
+
+Cost (dredviz ``lmdscostfunction.cc``)::
+
+    E = 1/2 sum_i sum_{j != i} (d_x(i,j) - d_y(i,j))^2 w_ij,
+    w_ij = (1 - lam) 1{d_y(i,j) < max(r, rho_i)} + lam 1{d_x(i,j) < max(r, rho_i)},
+
+with rho_i the input distance from i to its k-th nearest neighbour (k = ``n_neighbors``, 20), input distances
+rescaled to mean 1 over the pairs i != j, and r a radius annealed linearly from ``1.5 max D_x`` to 0 over the
+run. ``lam = 0`` (dredviz default) is CCA with a per-point minimum neighbourhood rho_i; ``r = inf, lam = 0`` is
+plain raw stress (every pair counted twice, hence the 1/2).
+
+Optimiser: CCA-style stochastic updates (Demartines & Herault 1997; dredviz ``ccaoptimization.cc``). For
+t = 0..T-1 (T = ``n_iter_per_point * n``, default 400 n) a point i is drawn uniformly (seeded numpy Generator)
+and every other point j moves by minus the gradient of the i-th term of E with respect to y_j (y_i held fixed)::
+
+    y_j <- y_j + alpha(t) w_ij(t) (d_x(i,j) - d_y(i,j)) / d_y(i,j) (y_j - y_i),
+
+with alpha(t) = alpha0 (1 - t/T) (alpha0 = 0.25) and r(t) = 1.5 max(D_x) (1 - t/T) (both linear to 0,
+evaluated per step); w_ij(t) uses the current d_y(i,j), r(t) and rho_i exactly as in the cost. Pairs with
+d_y(i,j) = 0 are skipped (dredviz). Each step is O(n); the dense n x n input distance matrix makes the
+method O(n^2) in memory, so ``fit`` refuses more than ``max_samples`` points (default 5,000).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+from scipy.spatial.distance import pdist
+
+from .base import Embedder
+from .nerv import _input_distances
+
+__all__ = ["LMDS", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]
+
+#: Largest n an LMDS fit accepts by default (dense n x n float64 input distances).
+DEFAULT_MAX_SAMPLES = 5000
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_cost(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, r: float,
+              lam: float) -> float:  # pragma: no cover - jit
+    n, d = Y.shape
+    R = max(r, rho[i])
+    s = 0.0
+    for j in range(n):
+        if j == i:
+            continue
+        dy2 = 0.0
+        for m in range(d):
+            diff = Y[j, m] - Y[i, m]
+            dy2 += diff * diff
+        dy = math.sqrt(dy2)
+        dx = D[i, j]
+        w = 0.0
+        if dy < R:
+            w += 1.0 - lam
+        if dx < R:
+            w += lam
+        e = dx - dy
+        s += w * e * e
+    return 0.5 * s
+
+
+@numba.njit(cache=True, nogil=True)
+def _cost_kernel(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, r: float, lam: float) -> float:  # pragma: no cover
+    s = 0.0
+    for i in range(Y.shape[0]):
+        s += _row_cost(Y, D, rho, i, r, lam)
+    return s
+
+
+@numba.njit(cache=True, nogil=True)
+def _step(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, alpha: float, r: float,
+          lam: float) -> None:  # pragma: no cover - jit
+    n, d = Y.shape
+    R = max(r, rho[i])
+    for j in range(n):
+        if j == i:
+            continue
+        dy2 = 0.0
+        for m in range(d):
+            diff = Y[j, m] - Y[i, m]
+            dy2 += diff * diff
+        dy = math.sqrt(dy2)
+        if dy == 0.0:
+            continue
+        dx = D[i, j]
+        w = 0.0
+        if dy < R:
+            w += 1.0 - lam
+        if dx < R:
+            w += lam
+        if w == 0.0:
+            continue
+        c = alpha * w * (dx - dy) / dy
+        for m in range(d):
+            Y[j, m] += c * (Y[j, m] - Y[i, m])
+
+
+@numba.njit(cache=True, nogil=True)
+def _run(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, order: np.ndarray, t0: int, T: int, alpha0: float,
+         r0: float, lam: float) -> None:  # pragma: no cover - jit
+    for s in range(order.shape[0]):
+        frac = 1.0 - (t0 + s) / T
+        _step(Y, D, rho, order[s], alpha0 * frac, r0 * frac, lam)
+
+
+def _check(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    D = np.ascontiguousarray(D, dtype=np.float64)
+    rho = np.ascontiguousarray(rho, dtype=np.float64)
+    n = Y.shape[0]
+    if Y.ndim != 2 or D.shape != (n, n) or rho.shape != (n,):
+        raise ValueError(f"need Y (n, d), D (n, n), rho (n,); got {Y.shape}, {D.shape}, {rho.shape}")
+    if not 0.0 <= float(lam) <= 1.0:
+        raise ValueError(f"lam must lie in [0, 1]; got {lam}")
+    return Y, D, rho
+
+
+def neighbourhood_radii(D: np.ndarray, k: int) -> np.ndarray:
+    """rho_i: distance from i to its k-th nearest neighbour (itself excluded) in the distance matrix D."""
+    D = np.asarray(D, dtype=np.float64)
+    n = D.shape[0]
+    if not 1 <= k <= n - 1:
+        raise ValueError(f"n_neighbors must lie in [1, n - 1] = [1, {n - 1}]; got {k}")
+    rho = np.empty(n)
+    for a in range(0, n, 1024):  # row blocks: O(block n) extra memory
+        B = D[a:a + 1024].copy()
+        B[np.arange(B.shape[0]), np.arange(a, a + B.shape[0])] = np.inf
+        rho[a:a + B.shape[0]] = np.partition(B, k - 1, axis=1)[:, k - 1]
+    return rho
+
+
+def lmds_cost(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, r: float, lam: float = 0.0) -> float:
+    """Exact LMDS cost E (module docstring) of display ``Y`` (n, d) for input distances ``D`` (n, n), radii
+    ``rho`` (n,), radius ``r`` (``np.inf`` allowed) and trade-off ``lam``. O(n^2) time, O(1) extra memory
+    (row by row, output distances never stored)."""
+    Y, D, rho = _check(Y, D, rho, lam)
+    return float(_cost_kernel(Y, D, rho, float(r), float(lam)))
+
+
+def lmds_point_cost(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, r: float, lam: float = 0.0) -> float:
+    """The i-th term ``1/2 sum_{j != i} (d_x - d_y)^2 w_ij`` of :func:`lmds_cost`."""
+    Y, D, rho = _check(Y, D, rho, lam)
+    return float(_row_cost(Y, D, rho, int(i), float(r), float(lam)))
+
+
+def lmds_step(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, alpha: float, r: float,
+              lam: float = 0.0) -> np.ndarray:
+    """One stochastic update at point ``i`` (module docstring); returns the updated copy of ``Y``."""
+    Y, D, rho = _check(Y, D, rho, lam)
+    Y = Y.copy()
+    _step(Y, D, rho, int(i), float(alpha), float(r), float(lam))
+    return Y
+
+
+class LMDS(Embedder):
+    """Local MDS (Venna & Kaski 2006; spec 001 §2.4), CCA-style stochastic optimisation (module docstring).
+
+    Parameters
+    ----------
+    n_components : output dimension.
+    lam : trade-off lambda in [0, 1] (dredviz default 0; the NeRV paper's figures use 0..0.9).
+    n_neighbors : k of the minimum neighbourhood radius rho_i (20).
+    n_iter_per_point : T = n_iter_per_point * n stochastic steps (400).
+    alpha0 : initial learning rate, annealed linearly to 0 (0.25).
+    radius_factor : initial radius r_0 = radius_factor * max(D) (1.5), annealed linearly to 0.
+    init : ``"pca"`` (PCA of the data, rescaled to mean pairwise distance 1; seeded uniform random when the
+        data have fewer features than ``n_components``), ``"random"`` (uniform in the unit square) or an array.
+    metric : ``"euclidean"`` or ``"precomputed"`` (then ``init`` must be ``"random"`` or an array).
+    max_samples : size guard; more points raise ValueError (dense n x n input distances).
+    random_state : seed of the point order and of a random initialisation.
+    """
+
+    def __init__(self, n_components: int = 2, lam: float = 0.0, n_neighbors: int = 20, n_iter_per_point: int = 400,
+                 alpha0: float = 0.25, radius_factor: float = 1.5, init: Any = "pca", metric: str = "euclidean",
+                 max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
+        self.n_components = n_components
+        self.lam = lam
+        self.n_neighbors = n_neighbors
+        self.n_iter_per_point = n_iter_per_point
+        self.alpha0 = alpha0
+        self.radius_factor = radius_factor
+        self.init = init
+        self.metric = metric
+        self.max_samples = max_samples
+        self.random_state = random_state
+
+    def _validate(self, n: int) -> None:
+        if n > self.max_samples:
+            raise ValueError(
+                f"LMDS is O(n^2) in memory (dense n x n input distances) and O(n_iter_per_point n^2) in time; got "
+                f"n = {n} > max_samples = {self.max_samples}. Subsample the data or raise max_samples deliberately.")
+        if not 0.0 <= float(self.lam) <= 1.0:
+            raise ValueError(f"lam must lie in [0, 1]; got {self.lam}")
+        for name, lo in (("n_components", 1), ("n_neighbors", 1), ("n_iter_per_point", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+                raise ValueError(f"{name} must be an integer >= {lo}; got {v!r}")
+        if not self.n_neighbors <= n - 1:
+            raise ValueError(f"n_neighbors must be <= n - 1 = {n - 1}; got {self.n_neighbors}")
+        if not (float(self.alpha0) > 0 and float(self.radius_factor) >= 0):
+            raise ValueError("alpha0 must be > 0 and radius_factor >= 0")
+
+    def _initial(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        d = int(self.n_components)
+        init = self.init
+        if isinstance(init, str):
+            if init == "pca":
+                if self.metric == "precomputed":
+                    raise ValueError("init='pca' needs feature vectors; use 'random' or an array with a "
+                                     "precomputed distance matrix")
+                if X.shape[1] < d:
+                    Y = rng.uniform(0.0, 1.0, size=(n, d))
+                else:
+                    Xc = X - X.mean(axis=0)
+                    _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
+                    Y = Xc @ Vt[:d].T
+                m = float(pdist(Y).mean())
+                if not m > 0:
+                    Y = rng.uniform(0.0, 1.0, size=(n, d))
+                    m = float(pdist(Y).mean())
+                return np.ascontiguousarray(Y / m)  # mean pairwise display distance 1, like the input
+            if init == "random":
+                return rng.uniform(0.0, 1.0, size=(n, d))
+            raise ValueError(f"init must be 'pca', 'random' or an (n, n_components) array; got {init!r}")
+        Y = np.array(init, dtype=np.float64)
+        if Y.shape != (n, d) or not np.all(np.isfinite(Y)):
+            raise ValueError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
+        return np.ascontiguousarray(Y)
+
+    def fit(self, inputs: Any) -> "LMDS":
+        """Embed ``inputs.X``; sets ``embedding_`` (n, n_components, in mean-1 input units), ``rho_``,
+        ``distance_scale_`` (mean input distance divided out), ``n_iter_`` (T) and ``cost_`` (final cost,
+        r = 0)."""
+        X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] < 4:
+            raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
+        n = X.shape[0]
+        self._validate(n)
+        if not np.all(np.isfinite(X)):
+            raise ValueError("the input contains NaN or infinite values")
+        D = _input_distances(X, self.metric)
+        off = ~np.eye(n, dtype=bool)
+        scale = float(D[off].mean())
+        del off
+        if not scale > 0:
+            raise ValueError("all input points coincide (mean distance 0)")
+        D /= scale
+        rho = neighbourhood_radii(D, int(self.n_neighbors))
+        rng = np.random.default_rng(self.random_state)
+        Y = self._initial(X, n, rng)
+        T = int(self.n_iter_per_point) * n
+        r0 = float(self.radius_factor) * float(D.max())
+        lam = float(self.lam)
+        chunk = 1 << 20  # draw the point order in chunks: O(chunk) memory whatever T
+        for t0 in range(0, T, chunk):
+            order = rng.integers(0, n, size=min(chunk, T - t0))
+            _run(Y, D, rho, order, t0, T, float(self.alpha0), r0, lam)
+        self.embedding_ = np.ascontiguousarray(Y)
+        self.rho_ = rho
+        self.distance_scale_ = scale
+        self.n_iter_ = T
+        self.cost_ = float(_cost_kernel(Y, D, rho, 0.0, lam))
+        return self
