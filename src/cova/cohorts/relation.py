@@ -67,24 +67,38 @@ def _sq_distances(A: np.ndarray, B: np.ndarray, centre: np.ndarray) -> np.ndarra
     return d2
 
 
-def _kernel(X: np.ndarray, Q: np.ndarray, sigma: float) -> np.ndarray:
-    """``exp(−‖x_i − q_j‖² / (2σ²))`` in row blocks (l×k̃ output, no l×l array)."""
+def _block_rows(X: np.ndarray, Q: np.ndarray) -> int:
+    return max(1, BLOCK_ENTRIES // max(Q.shape[0] * max(1, min(X.shape[1], EXACT_MAX_DIM)), 1))
+
+
+def _all_sq_distances(X: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """All squared distances (l×k̃) in row blocks of :func:`_block_rows` rows (the same blocks for training and new
+    data, so the features of a training X and of ``transform(X)`` agree bit for bit)."""
     centre = Q.mean(axis=0)
-    F = np.empty((X.shape[0], Q.shape[0]))
-    step = max(1, BLOCK_ENTRIES // max(Q.shape[0] * max(1, min(X.shape[1], EXACT_MAX_DIM)), 1))
-    scale = -0.5 / (sigma * sigma)
+    d2 = np.empty((X.shape[0], Q.shape[0]))
+    step = _block_rows(X, Q)
     for s in range(0, X.shape[0], step):
-        block = _sq_distances(X[s:s + step], Q, centre)
-        block *= scale
-        np.exp(block, out=F[s:s + step])
-    return F
+        d2[s:s + step] = _sq_distances(X[s:s + step], Q, centre)
+    return d2
 
 
-def _median_distance(X: np.ndarray, Q: np.ndarray) -> float:
-    """Median of all ‖x_i − q_j‖ (i over the rows of X, j over the rows of Q), pairs with i = q_j included."""
-    centre = Q.mean(axis=0)
-    d2 = np.concatenate([_sq_distances(X[s:s + 4096], Q, centre).ravel() for s in range(0, X.shape[0], 4096)])
-    return float(np.median(np.sqrt(d2, out=d2)))
+def _kernel_from_sq(d2: np.ndarray, sigma: float) -> np.ndarray:
+    """``exp(−d2 / (2σ²))`` in place (d2 is overwritten and returned)."""
+    d2 *= -0.5 / (sigma * sigma)
+    return np.exp(d2, out=d2)
+
+
+def _kernel(X: np.ndarray, Q: np.ndarray, sigma: float) -> np.ndarray:
+    """``exp(−‖x_i − q_j‖² / (2σ²))`` (l×k̃ output, no l×l array)."""
+    return _kernel_from_sq(_all_sq_distances(X, Q), sigma)
+
+
+def _median_distance(X: np.ndarray, Q: np.ndarray, d2: np.ndarray | None = None) -> float:
+    """Median of all ‖x_i − q_j‖ (i over the rows of X, j over the rows of Q), pairs with i = q_j included.
+    ``d2``: the precomputed squared distances (:func:`_all_sq_distances`), left unchanged."""
+    if d2 is None:
+        d2 = _all_sq_distances(X, Q)
+    return float(np.median(np.sqrt(d2), overwrite_input=True))
 
 
 def relation_features(X: ArrayLike, n_prototypes: int | float = 500, sigma: float | None = None,
@@ -113,12 +127,14 @@ def relation_features(X: ArrayLike, n_prototypes: int | float = 500, sigma: floa
     else:
         q = np.sort(np.random.default_rng(random_state).choice(l, size=k_tilde, replace=False))
     Q = X[q]
+    # the distances are computed once: for the median σ_F, then turned into F in place (#8)
+    d2 = _all_sq_distances(X, Q)
     if sigma is None:
-        sigma = _median_distance(X, Q)
+        sigma = _median_distance(X, Q, d2)
     sigma = float(sigma)
     if not (np.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be a positive finite number, got {sigma!r} (all points coincide?)")
-    return _kernel(X, Q, sigma), q, sigma
+    return _kernel_from_sq(d2, sigma), q, sigma
 
 
 class RelationFeatures(TransformerMixin, BaseEstimator):

@@ -7,9 +7,11 @@ import logging
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.blas
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components
+from threadpoolctl import threadpool_limits
 
 from ..affinity import laplacian
 from ..cohorts.relation import RelationFeatures
@@ -499,8 +501,32 @@ class CovaP4(_CovaProjection):
 def laplacian_gram(F: np.ndarray, W: sp.spmatrix) -> np.ndarray:
     """A_L = Fᵀ𝐋(W)F = Fᵀ𝐃(W)F − (WF)ᵀF (k̃×k̃), by sparse products (O(nnz(W)k̃ + lk̃²), no l×l array).
     Symmetrised to remove round-off."""
+    W = sp.csr_matrix(W)
     degree = np.asarray(W.sum(axis=1)).ravel()
-    A = F.T @ (degree[:, None] * F) - np.asarray(W @ F).T @ F
+    if (W != W.T).nnz == 0:
+        # symmetric W (#8): FᵀWF = X + Xᵀ with X = (W_h F)ᵀF, W_h = the strict upper triangle + half the diagonal;
+        # half the sparse-dense product, which is memory bound (random rows of F)
+        W_h = sp.triu(W, 1, format="csr")
+        diag = W.diagonal()
+        if np.any(diag != 0):
+            W_h = (W_h + sp.diags(0.5 * diag)).tocsr()
+        X = np.asarray(W_h @ F).T @ F
+        return weighted_gram(F, degree) - (X + X.T)
+    X = np.asarray(W @ F).T @ F
+    return weighted_gram(F, degree) - 0.5 * (X + X.T)
+
+
+def weighted_gram(F: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Fᵀ𝐃(weights)F (k̃×k̃, exactly symmetric). Non-negative weights (the degrees of W and R): one BLAS ``syrk`` on
+    √w·F (half the flops of a GEMM, #8); otherwise a GEMM, symmetrised."""
+    F = np.asarray(F, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if np.all(w >= 0):
+        G = np.sqrt(w)[:, None] * F
+        # (Gᵀ)(Gᵀ)ᵀ with Gᵀ Fortran-ordered: no copy of the l×k̃ array; the upper triangle is filled
+        S = scipy.linalg.blas.dsyrk(1.0, G.T, trans=0, lower=0)
+        return np.triu(S) + np.triu(S, 1).T
+    A = F.T @ (w[:, None] * F)
     return 0.5 * (A + A.T)
 
 
@@ -523,11 +549,11 @@ def eigen_cova_blocks(F: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: 
     """The Gram blocks of O_eig, computed once (spec §3.5 "Efficient form"):
     A_L = Fᵀ𝐋(W)F, A_R = Fᵀ𝐃(R)F, B₀ = FᵀRΥ, C_R = Υᵀ𝐃(Rᵀ)Υ, C_v = Υᵀ𝐋(W_v)Υ."""
     P = np.asarray(prototypes, dtype=float)
-    A_R = F.T @ (R.sum(axis=1)[:, None] * F)
+    A_R = weighted_gram(F, R.sum(axis=1))
     Lv = np.diag(W_v.sum(axis=1)) - W_v
     C_v = P.T @ Lv @ P
     C_R = P.T @ (R.sum(axis=0)[:, None] * P)
-    return {"A_L": laplacian_gram(F, W), "A_R": 0.5 * (A_R + A_R.T), "B0": F.T @ (R @ P),
+    return {"A_L": laplacian_gram(F, W), "A_R": A_R, "B0": F.T @ (R @ P),
             "C_R": 0.5 * (C_R + C_R.T), "C_v": 0.5 * (C_v + C_v.T)}
 
 
@@ -573,6 +599,10 @@ def _excluded_basis(us: list[np.ndarray], vs: list[np.ndarray], k_tilde: int, k:
     return D
 
 
+#: eigen_cova_solve runs BLAS/LAPACK on one thread up to this size of O_eig (k̃ + k).
+SINGLE_THREAD_SOLVE_MAX = 2048
+
+
 def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Sequential deflation of Table F.3, restricted to the orthogonal complement (spec §3.5).
 
@@ -593,6 +623,16 @@ def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarra
     n = k_tilde + k
     if O_eig.shape != (n, n):
         raise ValueError(f"O_eig must be ({n}, {n}), got {O_eig.shape}")
+    if n <= SINGLE_THREAD_SOLVE_MAX:
+        # small dense problems: multithreaded BLAS-2 in the tridiagonal reduction costs a thread synchronisation per
+        # column, 4-40x slower than one thread on busy cores (#8); the thread count changes only round-off
+        with threadpool_limits(1):
+            return _eigen_cova_solve(O_eig, k_tilde, k)
+    return _eigen_cova_solve(O_eig, k_tilde, k)
+
+
+def _eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    n = k_tilde + k
     O_eig = 0.5 * (O_eig + O_eig.T)
     ext = scipy.linalg.eigh(O_eig, eigvals_only=True, subset_by_index=[n - 1, n - 1], driver="evx")[0]
     low = scipy.linalg.eigh(O_eig, eigvals_only=True, subset_by_index=[0, 0], driver="evx")[0]
