@@ -12,13 +12,21 @@ Conventions shared by every metric of :mod:`cova.metrics` (spec section 5):
 * for data with at most :data:`EXACT_MAX_DIM` columns squared distances are computed exactly as
   ``sum_j (a_j - b_j)^2`` (so duplicated points are exact ties); above that they use the BLAS expansion
   ``|a|^2 + |b|^2 - 2 a.b`` (clipped at 0), whose rounding can split exact ties.
+
+Speed (#8): trustworthiness / continuity / brute kNN use fused numba kernels (:func:`_knn_fused_kernel`,
+:func:`_ranks_fused_kernel`) that build one distance row per thread (from a BLAS Gram block of
+:data:`GEMM_BLOCK_ENTRIES` entries computed ahead in helper threads, or by exact differences) and consume it
+at once; target ranks are counts over the row, never sorts. Same distances and tie rule as above.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 from sklearn.neighbors import KDTree
+from threadpoolctl import threadpool_limits
 
 __all__ = ["trustworthiness", "continuity", "knn_indices", "target_ranks"]
 
@@ -65,18 +73,48 @@ def _block_rows(n_cols: int) -> int:
 # numba kernels
 # --------------------------------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True)
-def _sqdist_exact_kernel(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jit
-    """out[r, m] = sum_j (A[r, j] - B[m, j])^2, summed in the order j = 0, 1, ... (as sklearn's trees)."""
+def _sqdist_exact_py(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jit
+    """out[r, m] = sum_j (A[r, j] - B[m, j])^2, summed in the order j = 0, 1, ... (as sklearn's trees).
+    Rows in parallel; every entry is computed by the same sequential sum, so the result is thread-independent."""
     b, d = A.shape
     n = B.shape[0]
-    for r in range(b):
+    for r in numba.prange(b):
         for m in range(n):
             acc = 0.0
             for j in range(d):
                 t = A[r, j] - B[m, j]
                 acc += t * t
             out[r, m] = acc
+
+
+def _finish_blas_py(G: np.ndarray, a_sq: np.ndarray, b_sq: np.ndarray) -> None:  # pragma: no cover - jit
+    """In place: G[r, m] <- max(0, (-2 G[r, m] + a_sq[r]) + b_sq[m]), the same operations in the same order as
+    the NumPy expression it replaces (no fast-math, so bit-identical), one parallel pass instead of four."""
+    b, n = G.shape
+    for r in numba.prange(b):
+        ar = a_sq[r]
+        for m in range(n):
+            v = G[r, m] * -2.0
+            v = v + ar
+            v = v + b_sq[m]
+            G[r, m] = v if v > 0.0 else 0.0
+
+
+# parallel and serial builds: on a shared, oversubscribed machine a parallel region costs about a time slice, so
+# small blocks (< SMALL_WORK inner operations) run serially (same arithmetic, same result)
+SMALL_WORK = 1 << 20
+_sqdist_exact_par = numba.njit(cache=True, nogil=True, parallel=True)(_sqdist_exact_py)
+_sqdist_exact_ser = numba.njit(cache=True, nogil=True)(_sqdist_exact_py)
+_finish_blas_par = numba.njit(cache=True, nogil=True, parallel=True)(_finish_blas_py)
+_finish_blas_ser = numba.njit(cache=True, nogil=True)(_finish_blas_py)
+
+
+def _sqdist_exact_kernel(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
+    (_sqdist_exact_par if out.size * A.shape[1] >= SMALL_WORK else _sqdist_exact_ser)(A, B, out)
+
+
+def _finish_blas_kernel(G: np.ndarray, a_sq: np.ndarray, b_sq: np.ndarray) -> None:
+    (_finish_blas_par if G.size >= SMALL_WORK else _finish_blas_ser)(G, a_sq, b_sq)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -93,12 +131,13 @@ def _insert_sorted(bd: np.ndarray, bi: np.ndarray, p: int, v: float, m: int) -> 
 
 @numba.njit(cache=True, nogil=True)
 def _knn_block_kernel(D: np.ndarray, self_cols: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - jit
-    """The k smallest entries of each row of D (skipping column self_cols[r]), in (value, column) order."""
+    """The k smallest entries of each row of D (skipping column self_cols[r]), in (value, column) order.
+    Serial (used on small blocks by cova.metrics.retrieval); the large paths use :func:`_knn_fused_kernel`."""
     b, n = D.shape
     out = np.empty((b, k), dtype=np.int64)
-    bd = np.empty(k, dtype=np.float64)
-    bi = np.empty(k, dtype=np.int64)
-    for r in range(b):
+    for r in numba.prange(b):
+        bd = np.empty(k, dtype=np.float64)
+        bi = np.empty(k, dtype=np.int64)
         s = self_cols[r]
         # columns arrive in increasing order and the shifts are strict, so among equal values the earlier
         # (lower) column stays first, and a later equal value never displaces a kept one
@@ -109,9 +148,12 @@ def _knn_block_kernel(D: np.ndarray, self_cols: np.ndarray, k: int) -> np.ndarra
                 _insert_sorted(bd, bi, cnt, D[r, m], m)
                 cnt += 1
             m += 1
+        worst = bd[k - 1]
         for mm in range(m, n):
-            if D[r, mm] < bd[k - 1] and mm != s:
-                _insert_sorted(bd, bi, k - 1, D[r, mm], mm)
+            v = D[r, mm]
+            if v < worst and mm != s:
+                _insert_sorted(bd, bi, k - 1, v, mm)
+                worst = bd[k - 1]
         for q in range(k):
             out[r, q] = bi[q]
     return out
@@ -122,25 +164,219 @@ def _target_ranks_kernel(D: np.ndarray, self_cols: np.ndarray, T: np.ndarray) ->
     """1-based rank of column T[r, q] in row r of D under the (value, column) order, column self_cols[r]
     excluded: 1 + #{m != self : D[r, m] < D[r, t] or (D[r, m] == D[r, t] and m < t)}.
 
-    One branch-free pass over the row per target (vectorises well; k passes beat one branchy pass)."""
+    A count over the row, no sort: columns m < t count if D <= D[t], columns m > t if D < D[t] (two
+    branch-free loops that vectorise). Serial; the large paths use :func:`_ranks_fused_kernel`."""
     b, n = D.shape
     k = T.shape[1]
     out = np.empty((b, k), dtype=np.int64)
-    for r in range(b):
+    for r in numba.prange(b):
         s = self_cols[r]
         for q in range(k):
             t = T[r, q]
             thr = D[r, t]
             c = 0
-            for m in range(n):
-                v = D[r, m]
-                if v < thr or (v == thr and m < t):
-                    c += 1
+            for m in range(t):
+                c += D[r, m] <= thr
+            for m in range(t + 1, n):
+                c += D[r, m] < thr
             v = D[r, s]  # the row's own column was counted above iff it precedes t; remove it
             if v < thr or (v == thr and s < t):
                 c -= 1
             out[r, q] = c + 1
     return out
+
+
+# fused kernels (#8): each thread builds one squared-distance row at a time in a private buffer (from a BLAS
+# Gram block, or by exact differences) and consumes it at once, so no (b, n) distance block is materialised
+# and the exact path needs no block at all. Row values are bit-identical to :func:`sqdist_block`'s.
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fill_row(buf, rr, G, a_sq, b_sq, A, B, blas):  # pragma: no cover - jit
+    """buf[m] = squared distance between row rr of the block and row m of B: from the Gram block
+    (``max(0, (-2 G + |a|^2) + |b|^2)``, same operations as sqdist_block) when ``blas``, else exact."""
+    n = buf.shape[0]
+    if blas:
+        ar = a_sq[rr]
+        for m in range(n):
+            v = G[rr, m] * -2.0
+            v = v + ar
+            v = v + b_sq[m]
+            buf[m] = v if v > 0.0 else 0.0
+    else:
+        # B is passed transposed (d, n) on this path, so the loop over m is contiguous and vectorises;
+        # buf[m] accumulates over j = 0, 1, ... from 0.0 exactly as _sqdist_exact_kernel's acc does
+        d = A.shape[1]
+        for m in range(n):
+            buf[m] = 0.0
+        for j in range(d):
+            a = A[rr, j]
+            for m in range(n):
+                t = a - B[j, m]
+                buf[m] += t * t
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _knn_fused_kernel(G, a_sq, b_sq, A, B, self_cols, k):  # pragma: no cover - jit
+    """:func:`_knn_block_kernel` on rows built by :func:`_fill_row`; rows in parallel."""
+    b = self_cols.shape[0]
+    blas = A.shape[0] == 0
+    n = B.shape[0] if blas else B.shape[1]
+    out = np.empty((b, k), dtype=np.int64)
+    for r in numba.prange(b):
+        row = np.empty(n, dtype=np.float64)
+        _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
+        bd = np.empty(k, dtype=np.float64)
+        bi = np.empty(k, dtype=np.int64)
+        s = self_cols[r]
+        cnt = 0
+        m = 0
+        while cnt < k:
+            if m != s:
+                _insert_sorted(bd, bi, cnt, row[m], m)
+                cnt += 1
+            m += 1
+        worst = bd[k - 1]
+        for mm in range(m, n):
+            v = row[mm]
+            if v < worst and mm != s:
+                _insert_sorted(bd, bi, k - 1, v, mm)
+                worst = bd[k - 1]
+        for q in range(k):
+            out[r, q] = bi[q]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank_row(row, s, Tr, outr, th, ti, cnt):  # pragma: no cover - jit
+    """outr[q] = 1-based (value, column) rank of column Tr[q] in ``row``, column s excluded, by one pass.
+
+    The k targets are sorted by (value, column); an element at or beyond the largest target key (most of
+    the row when the targets are near) costs one comparison; the others are placed among the sorted targets
+    by a short linear scan, cnt[p] += 1; the rank of the j-th sorted target is 1 + sum_{p <= j} cnt[p].
+    A first branch-free pass counts the elements before the farthest target; when they are more than n / 4
+    the row is instead counted by k branch-free passes (one per target), which is then cheaper."""
+    k = Tr.shape[0]
+    n = row.shape[0]
+    for q in range(k):  # insertion sort of the targets on (value, column); th/ti sorted, ti holds q
+        t = Tr[q]
+        v = row[t]
+        p = q
+        while p > 0 and (th[p - 1] > v or (th[p - 1] == v and Tr[ti[p - 1]] > t)):
+            th[p] = th[p - 1]
+            ti[p] = ti[p - 1]
+            p -= 1
+        th[p] = v
+        ti[p] = q
+    vmax = th[k - 1]
+    tmax = Tr[ti[k - 1]]
+    below = 0  # elements before the farthest target (self included): one branch-free pass
+    for m in range(tmax):
+        below += row[m] <= vmax
+    for m in range(tmax + 1, n):
+        below += row[m] < vmax
+    if below * 4 > n:
+        # the targets reach deep into the row: k branch-free counting passes are cheaper than the scan
+        for q in range(k):
+            t = Tr[q]
+            thr = row[t]
+            c = 0
+            for m in range(t):
+                c += row[m] <= thr
+            for m in range(t + 1, n):
+                c += row[m] < thr
+            v = row[s]  # the row's own column was counted above iff it precedes t; remove it
+            if v < thr or (v == thr and s < t):
+                c -= 1
+            outr[q] = c + 1
+        return
+    for p in range(k + 1):
+        cnt[p] = 0
+    for m in range(n):
+        v = row[m]
+        if v < vmax or (v == vmax and m < tmax):
+            if m != s:
+                p = 0
+                while th[p] < v or (th[p] == v and Tr[ti[p]] < m):
+                    p += 1
+                if th[p] == v and Tr[ti[p]] == m:  # m is the p-th target itself: it precedes p+1 .. k-1
+                    p += 1
+                cnt[p] += 1
+    acc = 0
+    for p in range(k):
+        acc += cnt[p]
+        outr[ti[p]] = acc + 1
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T):  # pragma: no cover - jit
+    """:func:`_target_ranks_kernel` on rows built by :func:`_fill_row` (one pass per row, see
+    :func:`_rank_row`); rows in parallel, integer counts, so thread-count independent."""
+    b = self_cols.shape[0]
+    k = T.shape[1]
+    blas = A.shape[0] == 0
+    n = B.shape[0] if blas else B.shape[1]
+    out = np.empty((b, k), dtype=np.int64)
+    for r in numba.prange(b):
+        row = np.empty(n, dtype=np.float64)
+        th = np.empty(k, dtype=np.float64)
+        ti = np.empty(k, dtype=np.int64)
+        cnt = np.empty(k + 1, dtype=np.int64)
+        _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
+        _rank_row(row, self_cols[r], T[r], out[r], th, ti, cnt)
+    return out
+
+
+#: Overlap the GEMM of the next block with the kernel on the current one (see :func:`_fused_blocks`).
+PIPELINE_GEMM = True
+#: Entries of one BLAS Gram block in the fused paths (64 MB): taller blocks keep the GEMM compute-bound.
+GEMM_BLOCK_ENTRIES = 1 << 23
+
+
+def _fused_step(n: int, d: int) -> int:
+    """Rows per block of :func:`_fused_blocks` for ``n`` reference rows of dimension ``d``."""
+    return 2048 if d <= EXACT_MAX_DIM else max(1, min(4096, GEMM_BLOCK_ENTRIES // max(1, n)))
+
+
+def _fused_blocks(A: np.ndarray, rows: np.ndarray | None = None, step: int | None = None):
+    """Row blocks for the fused kernels: yields ``(start, stop, rows, args)`` with ``args`` the leading
+    ``(G, a_sq, b_sq, A_rows, B)`` arguments: an empty ``A_rows`` selects the BLAS path (``B`` = A, n x d),
+    otherwise the exact path (``B`` = A transposed, d x n)."""
+    n, d = A.shape
+    step = _fused_step(n, d) if step is None else step
+    rows = np.arange(n, dtype=np.int64) if rows is None else rows.astype(np.int64)
+    empty2, empty1 = np.empty((0, 0)), np.empty(0)
+    if d <= EXACT_MAX_DIM:
+        AT = np.ascontiguousarray(A.T)  # (d, n): _fill_row's exact path reads B transposed
+        for s in range(0, rows.size, step):
+            r = rows[s:s + step]
+            yield s, s + r.size, r, (empty2, empty1, empty1, np.ascontiguousarray(A[r]), AT)
+        return
+    sq = np.einsum("ij,ij->i", A, A)
+    empty_a = np.empty((0, d))
+
+    def gram(s: int):
+        Ar = A[rows[s:s + step]]
+        return Ar @ A.T, np.einsum("ij,ij->i", Ar, Ar)
+
+    if not PIPELINE_GEMM:
+        for s in range(0, rows.size, step):
+            G, a_sq = gram(s)
+            yield s, min(rows.size, s + step), rows[s:s + step], (G, a_sq, sq, empty_a, A)
+        return
+    # the next blocks' GEMMs run (single-threaded BLAS, one block per helper thread, as many helpers as numba
+    # threads) while the numba kernel consumes the current one: no idle or spinning BLAS threads competing with
+    # numba's (BLAS may round a dot product differently with another thread split, as sqdist_block always could;
+    # the benchmark and test values were unchanged)
+    workers = max(1, numba.get_num_threads())
+    starts = list(range(0, rows.size, step))
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=workers) as ex:
+        futs = [ex.submit(gram, s) for s in starts[:workers]]
+        for i, s in enumerate(starts):
+            G, a_sq = futs[i].result()
+            futs[i] = None  # drop the reference: at most workers + 1 blocks alive
+            if i + workers < len(starts):
+                futs.append(ex.submit(gram, starts[i + workers]))
+            yield s, min(rows.size, s + step), rows[s:s + step], (G, a_sq, sq, empty_a, A)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -161,10 +397,7 @@ def sqdist_block(A: np.ndarray, B: np.ndarray, B_sqnorm: np.ndarray | None = Non
     if B_sqnorm is None:
         B_sqnorm = np.einsum("ij,ij->i", B, B)
     out = A @ B.T
-    out *= -2.0
-    out += np.einsum("ij,ij->i", A, A)[:, None]
-    out += B_sqnorm[None, :]
-    np.maximum(out, 0.0, out=out)
+    _finish_blas_kernel(out, np.einsum("ij,ij->i", A, A), np.ascontiguousarray(B_sqnorm, dtype=np.float64))
     return out
 
 
@@ -187,10 +420,10 @@ class _Blocks:
 
 
 def _knn_brute(A: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndarray:
-    blocks = _Blocks(A, rows)
-    out = np.empty((blocks.rows.size, k), dtype=np.int64)
-    for s, e, r, D in blocks:
-        out[s:e] = _knn_block_kernel(D, r.astype(np.int64), k)
+    out = np.empty((A.shape[0] if rows is None else rows.size, k), dtype=np.int64)
+    for s, e, r, args in _fused_blocks(A, rows):
+        G, a_sq, b_sq, Ar, B = args
+        out[s:e] = _knn_fused_kernel(G, a_sq, b_sq, Ar, B, r, k)
     return out
 
 
@@ -234,8 +467,8 @@ def target_ranks(A: np.ndarray, T: np.ndarray) -> np.ndarray:
     A = np.ascontiguousarray(A, dtype=np.float64)
     T = np.ascontiguousarray(T, dtype=np.int64)
     out = np.empty(T.shape, dtype=np.int64)
-    for s, e, r, D in _Blocks(A):
-        out[s:e] = _target_ranks_kernel(D, r.astype(np.int64), T[s:e])
+    for s, e, r, args in _fused_blocks(A):
+        out[s:e] = _ranks_fused_kernel(*args, r, T[s:e])
     return out
 
 
