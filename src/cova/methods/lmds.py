@@ -40,28 +40,38 @@ __all__ = ["LMDS", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_r
 DEFAULT_MAX_SAMPLES = 5000
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _display_distance(Y: np.ndarray, i: int, j: int) -> float:  # pragma: no cover - jit
+    dy2 = 0.0
+    for m in range(Y.shape[1]):
+        diff = Y[j, m] - Y[i, m]
+        dy2 += diff * diff
+    return math.sqrt(dy2)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pair_weight(dx: float, dy: float, R: float, lam: float) -> float:  # pragma: no cover - jit
+    """The cost's bracket (1−λ)·1{d_y < R} + λ·1{d_x < R}, R = max(r, ρ_i)."""
+    w = 0.0
+    if dy < R:
+        w += 1.0 - lam
+    if dx < R:
+        w += lam
+    return w
+
+
 @numba.njit(cache=True, nogil=True)
 def _row_cost(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, r: float,
               lam: float) -> float:  # pragma: no cover - jit
-    n, d = Y.shape
+    n = Y.shape[0]
     R = max(r, rho[i])
     s = 0.0
     for j in range(n):
         if j == i:
             continue
-        dy2 = 0.0
-        for m in range(d):
-            diff = Y[j, m] - Y[i, m]
-            dy2 += diff * diff
-        dy = math.sqrt(dy2)
-        dx = D[i, j]
-        w = 0.0
-        if dy < R:
-            w += 1.0 - lam
-        if dx < R:
-            w += lam
-        e = dx - dy
-        s += w * e * e
+        dy = _display_distance(Y, i, j)
+        e = D[i, j] - dy
+        s += _pair_weight(D[i, j], dy, R, lam) * e * e
     return 0.5 * s
 
 
@@ -81,19 +91,11 @@ def _step(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, alpha: float, r
     for j in range(n):
         if j == i:
             continue
-        dy2 = 0.0
-        for m in range(d):
-            diff = Y[j, m] - Y[i, m]
-            dy2 += diff * diff
-        dy = math.sqrt(dy2)
+        dy = _display_distance(Y, i, j)
         if dy == 0.0:
             continue
         dx = D[i, j]
-        w = 0.0
-        if dy < R:
-            w += 1.0 - lam
-        if dx < R:
-            w += lam
+        w = _pair_weight(dx, dy, R, lam)
         if w == 0.0:
             continue
         c = alpha * w * (dx - dy) / dy
