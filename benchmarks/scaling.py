@@ -245,12 +245,12 @@ def _make_work(step: str, inputs, args):
         return (lambda: model.fit(inputs)), info
     # scores on the E1 embedding (computed here, untimed)
     from cova.metrics.cohort import s_c, s_c_r, s_n, s_s
-    from cova.metrics.neighborhood import continuity, trustworthiness
+    from cova.metrics.neighborhood import trustworthiness_continuity
 
     Z = make_method("cova_e1", {"alpha": 0.5}).fit(inputs).embedding_
     X, y, P = inputs.X, inputs.labels, inputs.prototypes
     fns = {"s_n": lambda: s_n(X, Z, y), "s_s": lambda: s_s(Z, y), "s_c": lambda: s_c(Z, y, P),
-           "s_c_r": lambda: s_c_r(Z, y, P), "tc": lambda: (trustworthiness(X, Z, 20), continuity(X, Z, 20))}
+           "s_c_r": lambda: s_c_r(Z, y, P), "tc": lambda: trustworthiness_continuity(X, Z, 20)}
     if step not in fns:
         raise ValueError(f"unknown step {step!r}; allowed: {ALL_STEPS}")
     return fns[step], info

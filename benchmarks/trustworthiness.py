@@ -16,6 +16,8 @@ the steadier number); T(20) and C(20) with the paper's definition, Venna et al. 
 =====================  ================================================================================================
 ``neighborhood``       ``cova.metrics.neighborhood.trustworthiness`` / ``continuity`` (row-blocked exact kNN and ranks;
                        memory O(block n), never n x n)
+``one_pass``           ``cova.metrics.neighborhood.trustworthiness_continuity`` (both scores, each X distance row
+                       built once)
 ``retrieval_exact``    ``cova.metrics.retrieval.trustworthiness_curve`` / ``continuity_curve`` with
                        ``max_samples=None`` (exact, the whole curve k = 1..20)
 ``retrieval_default``  the same with the default ``max_samples=5000``: a seeded subsample of 5,000 **query** points,
@@ -70,6 +72,7 @@ def implementations(no_sklearn: bool):
 
     impl = {
         "neighborhood": lambda X, Z: (nb.trustworthiness(X, Z, K), nb.continuity(X, Z, K)),
+        "one_pass": lambda X, Z: nb.trustworthiness_continuity(X, Z, K),
         "retrieval_exact": lambda X, Z: (ir.trustworthiness_curve(X, Z, K, max_samples=None)[K - 1],
                                          ir.continuity_curve(X, Z, K, max_samples=None)[K - 1]),
         "retrieval_default": lambda X, Z: (ir.trustworthiness_curve(X, Z, K)[K - 1],

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.manifold import trustworthiness as sk_trustworthiness
 
-from cova.metrics import continuity, s_c, s_c_r, s_n, s_s, trustworthiness
+from cova.metrics import continuity, s_c, s_c_r, s_n, s_s, trustworthiness, trustworthiness_continuity
 from cova.metrics.neighborhood import EXACT_MAX_DIM, KDTREE_MAX_DIM, knn_indices, target_ranks
 
 # --------------------------------------------------------------------------------------------------------
@@ -190,6 +190,69 @@ def test_target_ranks_match_reference():
         order = neighbours_sorted(D, i, range(len(X)))
         expected[i] = [order.index(t) + 1 for t in T[i]]
     np.testing.assert_array_equal(target_ranks(X, T), expected)
+
+
+@pytest.mark.parametrize("n,d,k,nn", [(200, 5, 2, 5), (190, EXACT_MAX_DIM + 8, 2, 5), (150, 3, 10, 7)])
+def test_trustworthiness_continuity_in_one_pass_equals_sklearn(n, d, k, nn):
+    rng = np.random.default_rng(7 * n + d)
+    X = rng.normal(size=(n, d))
+    Z = X @ rng.normal(size=(d, k)) + 0.5 * rng.normal(size=(n, k))
+    t, c = trustworthiness_continuity(X, Z, nn)
+    assert t == trustworthiness(X, Z, nn) and c == continuity(X, Z, nn)
+    assert abs(t - sk_trustworthiness(X, Z, n_neighbors=nn)) < 1e-10
+    assert abs(c - sk_trustworthiness(Z, X, n_neighbors=nn)) < 1e-10
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_trustworthiness_continuity_in_one_pass_with_ties_match_reference(seed):
+    X, Z, _, _ = cohort_data(seed, d=4, k=2, lattice=True)
+    for nn in (1, 4, 9):
+        t, c = trustworthiness_continuity(X, Z, nn)
+        assert t == pytest.approx(ref_trustworthiness(X, Z, nn), abs=1e-12)
+        assert c == pytest.approx(ref_trustworthiness(Z, X, nn), abs=1e-12)
+
+
+def test_target_ranks_when_targets_are_duplicates_or_spread_through_the_row():
+    """The histogram ranks (one pass, buckets up to the farthest target) against the plain count: targets
+    all at distance 0 (duplicates: the farthest target is 0, every element goes to bucket 0), targets far
+    out (deep in the row), and a subnormal farthest distance."""
+    rng = np.random.default_rng(11)
+    base = rng.integers(0, 4, size=(40, 2)).astype(float)
+    X = np.repeat(base, 6, axis=0)[rng.permutation(240)]  # every point has 5 exact duplicates
+    D = full_sqdist(X)
+    dup = np.array([[m for m in neighbours_sorted(D, i, range(len(X))) if D[i, m] == 0][:5] for i in range(len(X))])
+    far = np.array([neighbours_sorted(D, i, range(len(X)))[-7:] for i in range(len(X))])
+    rand = (np.arange(len(X))[:, None] + rng.integers(1, len(X), size=(len(X), 9))) % len(X)  # never the row
+    for T in (dup, far, rand):
+        expected = np.array([[neighbours_sorted(D, i, range(len(X))).index(t) + 1 for t in T[i]]
+                             for i in range(len(X))])
+        np.testing.assert_array_equal(target_ranks(X, T), expected)
+    tiny = np.array([[0.0], [1e-160], [2e-160], [0.0], [1.0]])  # squared distances 1e-320 are subnormal
+    Dt = full_sqdist(tiny)
+    Tt = np.array([[1, 3], [0, 2], [1, 0], [0, 1], [0, 2]])
+    expected = np.array([[neighbours_sorted(Dt, i, range(5)).index(t) + 1 for t in Tt[i]] for i in range(5)])
+    np.testing.assert_array_equal(target_ranks(tiny, Tt), expected)
+
+
+@pytest.mark.parametrize("kind", ["clusters", "one_axis_constant", "far_from_origin", "lattice"])
+def test_target_ranks_in_2d_grid_match_reference(kind):
+    """2-D points go through the grid (only cells within the farthest target are visited): same ranks as
+    the plain count for clustered data, a constant axis, coordinates far from the origin and many ties."""
+    rng = np.random.default_rng(len(kind))
+    n = 260
+    A = rng.normal(size=(n, 2)) * 0.05 + 3.0 * rng.normal(size=(5, 2))[rng.integers(0, 5, n)]
+    if kind == "one_axis_constant":
+        A[:, 1] = 7.0
+    elif kind == "far_from_origin":
+        A = A + 1e6
+    elif kind == "lattice":
+        A = rng.integers(0, 4, size=(n, 2)).astype(float)
+    D = full_sqdist(A)
+    near = np.array([neighbours_sorted(D, i, range(n))[:6] for i in range(n)])
+    spread = (np.arange(n)[:, None] + rng.integers(1, n, size=(n, 6))) % n
+    for T in (near, spread, np.hstack([near[:, :3], spread[:, :3]])):
+        expected = np.array([[neighbours_sorted(D, i, range(n)).index(t) + 1 for t in T[i]] for i in range(n)])
+        np.testing.assert_array_equal(target_ranks(A, T), expected)
 
 
 # --------------------------------------------------------------------------------------------------------

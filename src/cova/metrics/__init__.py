@@ -8,10 +8,12 @@ All scores are fractions in [0, 1]; Euclidean distances; ties go to the lower in
 * :func:`s_c_r` - relative cohort positioning, Eq. G.1;
 * :func:`s_n` - intra-cohort neighbour preservation, Eq. G.2;
 * :func:`cohort_graph`, :func:`link_comparison` - the κ-NN cohort graphs behind S_c^(r) and their TP/FP/FN links;
-* :func:`trustworthiness`, :func:`continuity` - Venna & Kaski, as :func:`sklearn.manifold.trustworthiness`.
+* :func:`trustworthiness`, :func:`continuity` - Venna & Kaski, as :func:`sklearn.manifold.trustworthiness`;
+  :func:`trustworthiness_continuity` - both in one pass.
 """
 
 from .cohort import cohort_graph, link_comparison, s_c, s_c_r, s_n, s_s
-from .neighborhood import continuity, trustworthiness
+from .neighborhood import continuity, trustworthiness, trustworthiness_continuity
 
-__all__ = ["s_n", "s_s", "s_c", "s_c_r", "trustworthiness", "continuity", "cohort_graph", "link_comparison"]
+__all__ = ["s_n", "s_s", "s_c", "s_c_r", "trustworthiness", "continuity", "trustworthiness_continuity",
+           "cohort_graph", "link_comparison"]

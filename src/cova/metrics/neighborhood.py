@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.neighbors import KDTree
 from threadpoolctl import threadpool_limits
 
-__all__ = ["trustworthiness", "continuity", "knn_indices", "target_ranks"]
+__all__ = ["trustworthiness", "continuity", "trustworthiness_continuity", "knn_indices", "target_ranks"]
 
 #: Upper bound on the number of entries of one distance block (``rows * n``): 2^21 float64 = 16 MB.
 BLOCK_ENTRIES = 1 << 21
@@ -129,60 +129,176 @@ def _insert_sorted(bd: np.ndarray, bi: np.ndarray, p: int, v: float, m: int) -> 
     bi[p] = m
 
 
+#: Elements per chunk of the row scans: a vectorised count decides whether a chunk needs the scalar loop.
+CHUNK = 16
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _knn_row(row, s, bd, bi, outr):  # pragma: no cover - jit
+    """outr = the len(outr) smallest entries of ``row`` (column s skipped), in (value, column) order.
+
+    Columns arrive in increasing order and the shifts are strict, so among equal values the earlier (lower)
+    column stays first, and a later equal value never displaces a kept one."""
+    k = outr.shape[0]
+    n = row.shape[0]
+    cnt = 0
+    m = 0
+    while cnt < k:
+        if m != s:
+            _insert_sorted(bd, bi, cnt, row[m], m)
+            cnt += 1
+        m += 1
+    worst = bd[k - 1]
+    while m < n:
+        e = min(n, m + CHUNK)
+        c = 0
+        for mm in range(m, e):  # branch-free count, vectorised: most chunks hold no closer element
+            c += row[mm] < worst
+        if c > 0:
+            for mm in range(m, e):
+                v = row[mm]
+                if v < worst and mm != s:
+                    _insert_sorted(bd, bi, k - 1, v, mm)
+                    worst = bd[k - 1]
+        m = e
+    for q in range(k):
+        outr[q] = bi[q]
+
+
+def _n_buckets(n: int) -> int:
+    """Histogram buckets of :func:`_rank_begin` for rows of length ``n`` (about 16 elements per bucket)."""
+    return int(min(4096, max(8, n // 16)))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank_begin(tv, Tr, th, tt, tq, tb, ex, first, hist):  # pragma: no cover - jit
+    """Start a one-pass rank count of the targets Tr (values tv) over a row; returns (inv, lim).
+
+    Why a histogram (#8): with k targets spread through the row (a poor embedding), counting
+    #{m : row[m] < row[t]} target by target costs k passes over the row. Instead the targets are sorted
+    by (value, column) into th / tt (tq: their positions in Tr); every element gets the bucket
+    ``floor(min(value * B / vmax, B + 1))`` (vmax = the farthest target), a monotone map, so an element in
+    a lower bucket than a target precedes it and one in a higher bucket follows it; only elements sharing a
+    target's bucket are compared exactly (value, then column) (:func:`_rank_elements`).
+    :func:`_rank_end` turns the counts into ranks. Counts are integers: the result equals the plain count,
+    whatever B. Buffers: th/tt/tq/tb/ex of length k, first (B + 2, all -1 on entry; :func:`_rank_end`
+    restores that) and hist (B + 2). Returns (B / vmax, B + 1)."""
+    k = Tr.shape[0]
+    nb = hist.shape[0] - 2
+    for q in range(k):  # insertion sort of the targets on (value, column)
+        t = Tr[q]
+        v = tv[q]
+        p = q
+        while p > 0 and (th[p - 1] > v or (th[p - 1] == v and tt[p - 1] > t)):
+            th[p] = th[p - 1]
+            tt[p] = tt[p - 1]
+            tq[p] = tq[p - 1]
+            p -= 1
+        th[p] = v
+        tt[p] = t
+        tq[p] = q
+    vmax = th[k - 1]
+    inv = nb / vmax if vmax > 0.0 else 0.0
+    if not inv < np.inf:  # vmax subnormal: every element in bucket 0, compared exactly
+        inv = 0.0
+    for p in range(k):
+        tb[p] = int(th[p] * inv)  # <= nb: th[p] <= vmax
+        ex[p] = 0
+    for p in range(k - 1, -1, -1):
+        first[tb[p]] = p
+    for b in range(nb + 2):
+        hist[b] = 0
+    return inv, nb + 1.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank_end(vs, s, outr, th, tt, tq, tb, ex, first, hist):  # pragma: no cover - jit
+    """outr[q] = 1-based rank of target q: 1 + #elements in lower buckets + #exact precedents in its bucket,
+    minus the row's own column s (value vs) if it was counted. Resets ``first``."""
+    k = tb.shape[0]
+    acc = 0
+    b = 0
+    for p in range(k):
+        while b < tb[p]:
+            acc += hist[b]
+            b += 1
+        c = acc + ex[p]
+        if vs < th[p] or (vs == th[p] and s < tt[p]):
+            c -= 1
+        outr[tq[p]] = c + 1
+    for p in range(k):
+        first[tb[p]] = -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank_elements(vals, cols, nv, inv, lim, th, tt, tb, ex, first, hist):  # pragma: no cover - jit
+    """Count the elements (vals[i], column cols[i] or i when cols is empty), i < nv, into the buckets set
+    up by :func:`_rank_begin`: branch-free bucket (elements beyond the farthest target go to the overflow
+    bucket B + 1, never summed), exact (value, column) comparisons in the targets' buckets. Written as one
+    loop: a helper call per element would cost reference counting per call."""
+    k = tb.shape[0]
+    ident = cols.shape[0] == 0
+    for i in range(nv):
+        v = vals[i]
+        b = int(min(v * inv, lim))
+        hist[b] += 1
+        p = first[b]
+        if p >= 0:
+            m = i if ident else cols[i]
+            while p < k and tb[p] == b:
+                if v < th[p] or (v == th[p] and m < tt[p]):
+                    ex[p] += 1
+                p += 1
+
+
+_NO_COLS = np.empty(0, dtype=np.int64)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank_row(row, s, Tr, outr, tv, th, tt, tq, tb, ex, first, hist):  # pragma: no cover - jit
+    """outr[q] = 1-based (value, column) rank of column Tr[q] in ``row``, column s excluded, in one pass
+    (:func:`_rank_begin`, :func:`_rank_elements`, :func:`_rank_end`)."""
+    for q in range(Tr.shape[0]):
+        tv[q] = row[Tr[q]]
+    inv, lim = _rank_begin(tv, Tr, th, tt, tq, tb, ex, first, hist)
+    _rank_elements(row, _NO_COLS, row.shape[0], inv, lim, th, tt, tb, ex, first, hist)
+    _rank_end(row[s], s, outr, th, tt, tq, tb, ex, first, hist)
+
+
 @numba.njit(cache=True, nogil=True)
 def _knn_block_kernel(D: np.ndarray, self_cols: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - jit
-    """The k smallest entries of each row of D (skipping column self_cols[r]), in (value, column) order.
-    Serial (used on small blocks by cova.metrics.retrieval); the large paths use :func:`_knn_fused_kernel`."""
-    b, n = D.shape
+    """:func:`_knn_row` on every row of a distance block D (serial; used on small blocks by
+    cova.metrics.retrieval); the large paths use :func:`_knn_fused_kernel`."""
+    b = D.shape[0]
     out = np.empty((b, k), dtype=np.int64)
-    for r in numba.prange(b):
-        bd = np.empty(k, dtype=np.float64)
-        bi = np.empty(k, dtype=np.int64)
-        s = self_cols[r]
-        # columns arrive in increasing order and the shifts are strict, so among equal values the earlier
-        # (lower) column stays first, and a later equal value never displaces a kept one
-        cnt = 0
-        m = 0
-        while cnt < k:
-            if m != s:
-                _insert_sorted(bd, bi, cnt, D[r, m], m)
-                cnt += 1
-            m += 1
-        worst = bd[k - 1]
-        for mm in range(m, n):
-            v = D[r, mm]
-            if v < worst and mm != s:
-                _insert_sorted(bd, bi, k - 1, v, mm)
-                worst = bd[k - 1]
-        for q in range(k):
-            out[r, q] = bi[q]
+    bd = np.empty(k, dtype=np.float64)
+    bi = np.empty(k, dtype=np.int64)
+    for r in range(b):
+        _knn_row(D[r], self_cols[r], bd, bi, out[r])
     return out
 
 
-@numba.njit(cache=True, nogil=True)
-def _target_ranks_kernel(D: np.ndarray, self_cols: np.ndarray, T: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """1-based rank of column T[r, q] in row r of D under the (value, column) order, column self_cols[r]
-    excluded: 1 + #{m != self : D[r, m] < D[r, t] or (D[r, m] == D[r, t] and m < t)}.
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank_buffers(k, nb):  # pragma: no cover - jit
+    """Per-thread buffers of :func:`_rank_row`: tv, th, tt, tq, tb, ex, first (all -1), hist."""
+    return (np.empty(k, dtype=np.float64), np.empty(k, dtype=np.float64), np.empty(k, dtype=np.int64),
+            np.empty(k, dtype=np.int64),
+            np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.full(nb + 2, -1, dtype=np.int32),
+            np.empty(nb + 2, dtype=np.int32))
 
-    A count over the row, no sort: columns m < t count if D <= D[t], columns m > t if D < D[t] (two
-    branch-free loops that vectorise). Serial; the large paths use :func:`_ranks_fused_kernel`."""
-    b, n = D.shape
+
+@numba.njit(cache=True, nogil=True)
+def _target_ranks_kernel(D: np.ndarray, self_cols: np.ndarray, T: np.ndarray,
+                         nb: int) -> np.ndarray:  # pragma: no cover - jit
+    """1-based rank of column T[r, q] in row r of D under the (value, column) order, column self_cols[r]
+    excluded: 1 + #{m != self : D[r, m] < D[r, t] or (D[r, m] == D[r, t] and m < t)} (:func:`_rank_row`).
+    Serial; the large paths use :func:`_ranks_fused_kernel`."""
+    b = D.shape[0]
     k = T.shape[1]
     out = np.empty((b, k), dtype=np.int64)
-    for r in numba.prange(b):
-        s = self_cols[r]
-        for q in range(k):
-            t = T[r, q]
-            thr = D[r, t]
-            c = 0
-            for m in range(t):
-                c += D[r, m] <= thr
-            for m in range(t + 1, n):
-                c += D[r, m] < thr
-            v = D[r, s]  # the row's own column was counted above iff it precedes t; remove it
-            if v < thr or (v == thr and s < t):
-                c -= 1
-            out[r, q] = c + 1
+    tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
+    for r in range(b):
+        _rank_row(D[r], self_cols[r], T[r], out[r], tv, th, tt, tq, tb, ex, first, hist)
     return out
 
 
@@ -217,7 +333,7 @@ def _fill_row(buf, rr, G, a_sq, b_sq, A, B, blas):  # pragma: no cover - jit
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _knn_fused_kernel(G, a_sq, b_sq, A, B, self_cols, k):  # pragma: no cover - jit
-    """:func:`_knn_block_kernel` on rows built by :func:`_fill_row`; rows in parallel."""
+    """:func:`_knn_row` on rows built by :func:`_fill_row`; rows in parallel."""
     b = self_cols.shape[0]
     blas = A.shape[0] == 0
     n = B.shape[0] if blas else B.shape[1]
@@ -225,92 +341,14 @@ def _knn_fused_kernel(G, a_sq, b_sq, A, B, self_cols, k):  # pragma: no cover - 
     for r in numba.prange(b):
         row = np.empty(n, dtype=np.float64)
         _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
-        bd = np.empty(k, dtype=np.float64)
-        bi = np.empty(k, dtype=np.int64)
-        s = self_cols[r]
-        cnt = 0
-        m = 0
-        while cnt < k:
-            if m != s:
-                _insert_sorted(bd, bi, cnt, row[m], m)
-                cnt += 1
-            m += 1
-        worst = bd[k - 1]
-        for mm in range(m, n):
-            v = row[mm]
-            if v < worst and mm != s:
-                _insert_sorted(bd, bi, k - 1, v, mm)
-                worst = bd[k - 1]
-        for q in range(k):
-            out[r, q] = bi[q]
+        _knn_row(row, self_cols[r], np.empty(k, dtype=np.float64), np.empty(k, dtype=np.int64), out[r])
     return out
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _rank_row(row, s, Tr, outr, th, ti, cnt):  # pragma: no cover - jit
-    """outr[q] = 1-based (value, column) rank of column Tr[q] in ``row``, column s excluded, by one pass.
-
-    The k targets are sorted by (value, column); an element at or beyond the largest target key (most of
-    the row when the targets are near) costs one comparison; the others are placed among the sorted targets
-    by a short linear scan, cnt[p] += 1; the rank of the j-th sorted target is 1 + sum_{p <= j} cnt[p].
-    A first branch-free pass counts the elements before the farthest target; when they are more than n / 4
-    the row is instead counted by k branch-free passes (one per target), which is then cheaper."""
-    k = Tr.shape[0]
-    n = row.shape[0]
-    for q in range(k):  # insertion sort of the targets on (value, column); th/ti sorted, ti holds q
-        t = Tr[q]
-        v = row[t]
-        p = q
-        while p > 0 and (th[p - 1] > v or (th[p - 1] == v and Tr[ti[p - 1]] > t)):
-            th[p] = th[p - 1]
-            ti[p] = ti[p - 1]
-            p -= 1
-        th[p] = v
-        ti[p] = q
-    vmax = th[k - 1]
-    tmax = Tr[ti[k - 1]]
-    below = 0  # elements before the farthest target (self included): one branch-free pass
-    for m in range(tmax):
-        below += row[m] <= vmax
-    for m in range(tmax + 1, n):
-        below += row[m] < vmax
-    if below * 4 > n:
-        # the targets reach deep into the row: k branch-free counting passes are cheaper than the scan
-        for q in range(k):
-            t = Tr[q]
-            thr = row[t]
-            c = 0
-            for m in range(t):
-                c += row[m] <= thr
-            for m in range(t + 1, n):
-                c += row[m] < thr
-            v = row[s]  # the row's own column was counted above iff it precedes t; remove it
-            if v < thr or (v == thr and s < t):
-                c -= 1
-            outr[q] = c + 1
-        return
-    for p in range(k + 1):
-        cnt[p] = 0
-    for m in range(n):
-        v = row[m]
-        if v < vmax or (v == vmax and m < tmax):
-            if m != s:
-                p = 0
-                while th[p] < v or (th[p] == v and Tr[ti[p]] < m):
-                    p += 1
-                if th[p] == v and Tr[ti[p]] == m:  # m is the p-th target itself: it precedes p+1 .. k-1
-                    p += 1
-                cnt[p] += 1
-    acc = 0
-    for p in range(k):
-        acc += cnt[p]
-        outr[ti[p]] = acc + 1
-
-
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T):  # pragma: no cover - jit
-    """:func:`_target_ranks_kernel` on rows built by :func:`_fill_row` (one pass per row, see
-    :func:`_rank_row`); rows in parallel, integer counts, so thread-count independent."""
+def _ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T, nb):  # pragma: no cover - jit
+    """:func:`_rank_row` on rows built by :func:`_fill_row`; rows in parallel, integer counts, so
+    thread-count independent."""
     b = self_cols.shape[0]
     k = T.shape[1]
     blas = A.shape[0] == 0
@@ -318,11 +356,115 @@ def _ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T):  # pragma: no cover 
     out = np.empty((b, k), dtype=np.int64)
     for r in numba.prange(b):
         row = np.empty(n, dtype=np.float64)
-        th = np.empty(k, dtype=np.float64)
-        ti = np.empty(k, dtype=np.int64)
-        cnt = np.empty(k + 1, dtype=np.int64)
+        tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
         _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
-        _rank_row(row, self_cols[r], T[r], out[r], th, ti, cnt)
+        _rank_row(row, self_cols[r], T[r], out[r], tv, th, tt, tq, tb, ex, first, hist)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _knn_ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T, nb):  # pragma: no cover - jit
+    """Per row of a block, from one distance row (:func:`_fill_row`): its k nearest (:func:`_knn_row`) and
+    the ranks of the targets T (:func:`_rank_row`). Used by :func:`trustworthiness_continuity`: the X row
+    gives the X neighbours (for continuity) and the X ranks of the Z neighbours (trustworthiness), so each
+    X row is built once instead of once per score. Returns (knn, ranks), both (b, k)."""
+    b, k = T.shape
+    blas = A.shape[0] == 0
+    n = B.shape[0] if blas else B.shape[1]
+    knn = np.empty((b, k), dtype=np.int64)
+    ranks = np.empty((b, k), dtype=np.int64)
+    for r in numba.prange(b):
+        row = np.empty(n, dtype=np.float64)
+        tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
+        _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
+        _knn_row(row, self_cols[r], np.empty(k, dtype=np.float64), np.empty(k, dtype=np.int64), knn[r])
+        _rank_row(row, self_cols[r], T[r], ranks[r], tv, th, tt, tq, tb, ex, first, hist)
+    return knn, ranks
+
+
+#: Mean points per cell of the grid behind the 2-D ranks (:func:`_ranks_grid_kernel`).
+GRID_PER_CELL = 8
+
+
+def _grid_2d(A: np.ndarray):
+    """A uniform grid over the 2-D points A for :func:`_ranks_grid_kernel`: (lo, w, cells per axis, start,
+    points sorted by cell, their indices, per-cell bounding boxes). An axis whose extent is negligible
+    next to its coordinates (< 1e-9 relative) gets one cell, so cell edges are never below rounding."""
+    n = A.shape[0]
+    g = max(1, int(np.sqrt(n / GRID_PER_CELL)))
+    lo, hi = A.min(axis=0), A.max(axis=0)
+    ext = hi - lo
+    gs = np.where(ext > 1e-9 * np.maximum(np.abs(lo), np.abs(hi)), g, 1).astype(np.int64)
+    w = np.where(gs > 1, ext / gs, 1.0)
+    cxy = np.minimum(gs - 1, ((A - lo) / w).astype(np.int64))
+    cell = cxy[:, 0] * gs[1] + cxy[:, 1]
+    order = np.argsort(cell, kind="stable")
+    start = np.searchsorted(cell[order], np.arange(gs[0] * gs[1] + 1))
+    As = np.ascontiguousarray(A[order])
+    bmin = np.full((gs[0] * gs[1], 2), np.inf)
+    bmax = np.full((gs[0] * gs[1], 2), -np.inf)
+    full = np.flatnonzero(start[:-1] < start[1:])
+    bmin[full] = np.minimum.reduceat(As, start[full], axis=0)
+    bmax[full] = np.maximum.reduceat(As, start[full], axis=0)
+    return lo, w, gs, start, As, order, bmin, bmax
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pragma: no cover - jit
+    """:func:`target_ranks` for 2-D points (#8, continuity of 2-D embeddings): only points within the
+    farthest target can precede a target, so each row visits the grid cells (:func:`_grid_2d`) within that
+    radius (plus one cell) whose bounding box is not farther (a lower bound computed with the same
+    operations as the distances, so it never exceeds a member's distance), and counts their points with
+    :func:`_rank_elements`. Distances are the exact ``(0 + d0^2) + d1^2`` of :func:`_fill_row`, so the
+    ranks equal the full-row ones; a row costs O(points within the farthest target), not O(n)."""
+    n = A.shape[0]
+    k = T.shape[1]
+    out = np.empty((n, k), dtype=np.int64)
+    for i in numba.prange(n):
+        a0 = A[i, 0]
+        a1 = A[i, 1]
+        tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
+        vals = np.empty(n, dtype=np.float64)
+        cols = np.empty(n, dtype=np.int64)
+        for q in range(k):
+            t = T[i, q]
+            e0 = a0 - A[t, 0]
+            e1 = a1 - A[t, 1]
+            v = 0.0
+            v += e0 * e0
+            v += e1 * e1
+            tv[q] = v
+        inv, lim = _rank_begin(tv, T[i], th, tt, tq, tb, ex, first, hist)
+        vmax = th[k - 1]
+        rad = np.sqrt(vmax) * (1.0 + 1e-6)
+        lo0 = max(-1.0, min(float(gs[0]), (a0 - rad - lo[0]) / w[0]))
+        hi0 = max(-1.0, min(float(gs[0]), (a0 + rad - lo[0]) / w[0]))
+        lo1 = max(-1.0, min(float(gs[1]), (a1 - rad - lo[1]) / w[1]))
+        hi1 = max(-1.0, min(float(gs[1]), (a1 + rad - lo[1]) / w[1]))
+        nv = 0
+        for c0 in range(max(0, int(lo0) - 1), min(gs[0] - 1, int(hi0) + 1) + 1):
+            for c1 in range(max(0, int(lo1) - 1), min(gs[1] - 1, int(hi1) + 1) + 1):
+                c = c0 * gs[1] + c1
+                if start[c] == start[c + 1]:
+                    continue
+                d0 = a0 - bmax[c, 0] if a0 > bmax[c, 0] else (a0 - bmin[c, 0] if a0 < bmin[c, 0] else 0.0)
+                d1 = a1 - bmax[c, 1] if a1 > bmax[c, 1] else (a1 - bmin[c, 1] if a1 < bmin[c, 1] else 0.0)
+                bound = 0.0
+                bound += d0 * d0
+                bound += d1 * d1
+                if bound > vmax:
+                    continue
+                for idx in range(start[c], start[c + 1]):
+                    e0 = a0 - As[idx, 0]
+                    e1 = a1 - As[idx, 1]
+                    v = 0.0
+                    v += e0 * e0
+                    v += e1 * e1
+                    vals[nv] = v
+                    cols[nv] = order[idx]
+                    nv += 1
+        _rank_elements(vals, cols, nv, inv, lim, th, tt, tb, ex, first, hist)
+        _rank_end(0.0, i, out[i], th, tt, tq, tb, ex, first, hist)
     return out
 
 
@@ -463,12 +605,15 @@ def knn_indices(A: np.ndarray, k: int) -> np.ndarray:
 
 def target_ranks(A: np.ndarray, T: np.ndarray) -> np.ndarray:
     """1-based rank of sample ``T[i, q]`` among the other samples ordered by distance to sample ``i`` in
-    ``A``-space (stable on (distance, index); the sample itself excluded). Row blocks, memory O(block n)."""
+    ``A``-space (stable on (distance, index); the sample itself excluded). Row blocks, memory O(block n);
+    2-D ``A`` (embeddings) through a grid that visits only the points within each row's farthest target."""
     A = np.ascontiguousarray(A, dtype=np.float64)
     T = np.ascontiguousarray(T, dtype=np.int64)
+    if A.shape[1] == 2:
+        return _ranks_grid_kernel(A, T, _n_buckets(A.shape[0]), *_grid_2d(A))
     out = np.empty(T.shape, dtype=np.int64)
     for s, e, r, args in _fused_blocks(A):
-        out[s:e] = _ranks_fused_kernel(*args, r, T[s:e])
+        out[s:e] = _ranks_fused_kernel(*args, r, T[s:e], _n_buckets(A.shape[0]))
     return out
 
 
@@ -515,3 +660,27 @@ def continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> float:
     Z = _as_matrix("Z", Z)
     _same_rows("X", X, "Z", Z)
     return trustworthiness(Z, X, n_neighbors)
+
+
+def trustworthiness_continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> tuple[float, float]:
+    """``(trustworthiness(X, Z, k), continuity(X, Z, k))`` in one pass over the samples (#8).
+
+    Same definitions, tie rule and values as the two functions. Each X distance row is built once and gives
+    both the X neighbours and the X ranks of the Z neighbours (:func:`_knn_ranks_fused_kernel`), where the
+    two functions build it once each: this halves the O(n^2 d) part when X is high-dimensional. Row-blocked:
+    memory O(block n + n k), never n x n.
+    """
+    X = _as_matrix("X", X)
+    Z = _as_matrix("Z", Z)
+    _same_rows("X", X, "Z", Z)
+    n = X.shape[0]
+    k = _check_n_neighbors(n_neighbors, n)
+    nz = knn_indices(Z, k)
+    nx = np.empty_like(nz)
+    penalty_t = 0
+    for s, e, r, args in _fused_blocks(X):
+        nx[s:e], ranks = _knn_ranks_fused_kernel(*args, r, nz[s:e], _n_buckets(n))
+        penalty_t += int(np.maximum(ranks - k, 0).sum())
+    penalty_c = int(np.maximum(target_ranks(Z, nx) - k, 0).sum())
+    scale = 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
+    return float(1.0 - penalty_t * scale), float(1.0 - penalty_c * scale)

@@ -55,6 +55,7 @@ from .neighborhood import (
     _as_matrix,
     _Blocks,
     _knn_brute,
+    _n_buckets,
     _same_rows,
     _target_ranks_kernel,
     knn_indices,
@@ -474,7 +475,7 @@ def trustworthiness_curve(X: np.ndarray, Z: np.ndarray, k_max: int = 100, *,
         nbrs = _knn_brute(Z, K, rows=rows)
         ranks = np.empty(nbrs.shape, dtype=np.int64)
         for s, e, r, D in _Blocks(X, rows):
-            ranks[s:e] = _target_ranks_kernel(D, r.astype(np.int64), nbrs[s:e])
+            ranks[s:e] = _target_ranks_kernel(D, r.astype(np.int64), nbrs[s:e], _n_buckets(n))
     out = np.empty(K, dtype=np.float64)
     for k in range(1, K + 1):
         if k == n - 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cohort import s_c, s_c_r, s_n, s_s
-from .neighborhood import continuity, trustworthiness
+from .neighborhood import trustworthiness_continuity
 
 
 def cohort_centres(Z: np.ndarray, labels: np.ndarray, n_cohorts: int) -> np.ndarray:
@@ -46,12 +46,13 @@ def compute_scores(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, prototypes:
     eigen-COVA); for methods without them the raw S_c compares Z with Υ in Z's arbitrary coordinates.
     """
     P = prototypes if placed_prototypes is None else placed_prototypes
+    t, c = trustworthiness_continuity(X, Z, n_neighbors)
     return {
         "s_n": s_n(X, Z, labels),
         "s_s": s_s(Z, labels),
         "s_c": s_c(Z, labels, P),
         "s_c_aligned": s_c(procrustes_align(Z, labels, prototypes), labels, prototypes),
         "s_c_r": s_c_r(Z, labels, prototypes, kappa=kappa),
-        "trustworthiness": trustworthiness(X, Z, n_neighbors),
-        "continuity": continuity(X, Z, n_neighbors),
+        "trustworthiness": t,
+        "continuity": c,
     }
