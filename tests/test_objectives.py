@@ -90,6 +90,21 @@ def test_sparse_solvers_equal_dense(toy_inputs, solver):
     assert np.abs(sparse - dense).max() <= 1e-8 * np.abs(dense).max()
 
 
+def test_block_cg_equals_dense_with_a_ridge_and_columns_of_different_scales(toy_inputs):
+    """The CG solves all columns together (one W product per iteration) and freezes converged ones: a third
+    prototype coordinate 1e4 times larger and an automatic ridge must not change the answer."""
+    inp = toy_inputs
+    R = inp.R.copy()
+    R[:5] = 0.0
+    P = np.column_stack([inp.prototypes, 1e4 * inp.prototypes[:, 0] + 3.0])
+    moved = type(inp)(**{**inp.__dict__, "R": R / R.sum(), "prototypes": P})
+    dense = CovaE1(alpha=0.4, solver="dense").fit(moved)
+    cg = CovaE1(alpha=0.4, solver="cg").fit(moved)
+    assert cg.zeta_ == dense.zeta_ > 0
+    for j in range(3):
+        assert np.abs(cg.embedding_[:, j] - dense.embedding_[:, j]).max() <= 1e-8 * np.abs(dense.embedding_[:, j]).max()
+
+
 def test_e1_ridge_when_some_samples_have_no_confidence(toy_inputs):
     """A connected component without confidence makes M singular; the automatic ridge ζ keeps it solvable."""
     inp = toy_inputs

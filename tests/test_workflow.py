@@ -7,6 +7,7 @@ holds every figure and table.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
@@ -37,6 +38,7 @@ def make_workdir(path: Path) -> Path:
     shutil.copy(ROOT / "environment.yml", path / "environment.yml")
     shutil.copytree(ROOT / "workflow", path / "workflow")
     shutil.copytree(ROOT / "config", path / "config")
+    shutil.copytree(ROOT / "benchmarks", path / "benchmarks")
     return path
 
 
@@ -133,6 +135,27 @@ def test_report_holds_every_figure_and_table(first_run):
     assert "fig1.png" in html
     assert "scores.csv" in html and "scores.html" in html
     assert html.count("scatter.png") >= 1
+
+
+def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):
+    """`snakemake benchmarks` (issue #8) on the small sizes of config/ci.yaml: every configured step timed at
+    every size with its ratio to openTSNE, the trustworthiness benchmark equal to scikit-learn, and the
+    log-log plot in the HTML report of `all benchmarks`."""
+    snakemake(first_run, "benchmarks", "--configfile", "config/ci.yaml")
+    with open(first_run / "results/benchmarks/scaling.csv") as f:
+        rows = {(r["step"], int(r["n"])): r for r in csv.DictReader(f)}
+    for step in ("inputs", "e1", "e2", "tsne", "tc"):
+        for n in (500, 1000):
+            assert rows[(step, n)]["status"] == "ok" and float(rows[(step, n)]["seconds"]) > 0
+    assert float(rows[("e2", 1000)]["ratio_tsne"]) > 0
+    with open(first_run / "results/benchmarks/trustworthiness.csv") as f:
+        tw = {r["implementation"]: r for r in csv.DictReader(f)}
+    for impl in ("neighborhood", "one_pass"):
+        assert abs(float(tw[impl]["trustworthiness"]) - float(tw["sklearn"]["trustworthiness"])) < 1e-10
+        assert abs(float(tw[impl]["continuity"]) - float(tw["sklearn"]["continuity"])) < 1e-10
+    snakemake(first_run, "all", "benchmarks", "--configfile", "config/ci.yaml", "--report", "results/report_bench.html")
+    html = (first_run / "results/report_bench.html").read_text(errors="replace")
+    assert "scaling.png" in html and "time against n" in html and "fig1.png" in html
 
 
 def test_invalid_config_stops_with_a_named_key(first_run):

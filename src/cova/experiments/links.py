@@ -40,7 +40,7 @@ from ..datasets.base import Dataset
 from ..inputs import Inputs
 from ..metrics.cohort import cohort_graph, link_comparison
 from ..viz.links import cohort_centres, draw_links
-from ..viz.scatter import cohort_colours, format_scores, plot_cohorts
+from ..viz.scatter import cohort_colours, format_scores, panel_grid, plot_cohorts
 from ..viz.tables import write_csv_atomic, write_html_atomic
 
 __all__ = ["REFERENCE_GRAPHS", "reference_graph", "link_counts", "link_graphs", "nearest_cohorts",
@@ -229,39 +229,30 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
         "(nearest_*_in_original); n_agree counts the cohorts in both.")}, table, out)
 
     methods = list(dict.fromkeys(r["method"] for r in spec["runs"]))
-    grid = [[p for p in panels if p[0]["method"] == m] for m in methods]
-    n_cols = max(len(g) for g in grid)
-    fig, axes = plt.subplots(len(methods), n_cols, figsize=(3.3 * n_cols, 3.5 * len(methods)), dpi=100,
-                             squeeze=False)
+    fig, cells = panel_grid([[p for p in panels if p[0]["method"] == m] for m in methods], 3.3, 3.5)
     grey = np.array([0.82, 0.82, 0.82, 1.0])
-    for i, row_panels in enumerate(grid):
-        for j in range(n_cols):
-            ax = axes[i, j]
-            if j >= len(row_panels):
-                ax.axis("off")
-                continue
-            run, inp, Z, t, shown = row_panels[j]
-            rec = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
-            title = f"{run['entry']}\n{format_scores(rec.to_dict(), tuple(scores))}"
-            if not np.all(np.isfinite(Z)):
-                plot_cohorts(ax, Z, inp.labels, inp.n_cohorts)
-                ax.set_title(title, fontsize=7)
-                continue
-            colours = cohort_colours(inp.n_cohorts)
-            keep = np.zeros(inp.n_cohorts, dtype=bool)
-            keep[[t, *shown]] = True
-            point_colours = np.where(keep[inp.labels][:, None], colours[inp.labels], grey)
-            order = np.argsort(keep[inp.labels], kind="stable")  # highlighted points drawn last
-            ax.scatter(Z[order, 0], Z[order, 1], c=point_colours[order], s=3, linewidths=0,
-                       rasterized=len(Z) > 5000)
-            centres = cohort_centres(Z, inp.labels, inp.n_cohorts)
-            for c in [t, *shown]:
-                ax.annotate(inp.label_names[c], centres[c], fontsize=6, ha="center", fontweight=(
-                    "bold" if c == t else "normal"), bbox={"boxstyle": "round,pad=0.15", "fc": "white", "alpha": 0.7,
-                                                           "lw": 0})
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_aspect("equal", adjustable="datalim")
+    for ax, (run, inp, Z, t, shown) in cells:
+        rec = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
+        title = f"{run['entry']}\n{format_scores(rec.to_dict(), tuple(scores))}"
+        if not np.all(np.isfinite(Z)):
+            plot_cohorts(ax, Z, inp.labels, inp.n_cohorts)
             ax.set_title(title, fontsize=7)
+            continue
+        colours = cohort_colours(inp.n_cohorts)
+        keep = np.zeros(inp.n_cohorts, dtype=bool)
+        keep[[t, *shown]] = True
+        point_colours = np.where(keep[inp.labels][:, None], colours[inp.labels], grey)
+        order = np.argsort(keep[inp.labels], kind="stable")  # highlighted points drawn last
+        ax.scatter(Z[order, 0], Z[order, 1], c=point_colours[order], s=3, linewidths=0,
+                   rasterized=len(Z) > 5000)
+        centres = cohort_centres(Z, inp.labels, inp.n_cohorts)
+        for c in [t, *shown]:
+            ax.annotate(inp.label_names[c], centres[c], fontsize=6, ha="center", fontweight=(
+                "bold" if c == t else "normal"), bbox={"boxstyle": "round,pad=0.15", "fc": "white", "alpha": 0.7,
+                                                       "lw": 0})
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_title(title, fontsize=7)
     fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
     _save(fig, out["png"])

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..inputs import Inputs
 from ..io import atomic_path
-from ..viz.scatter import SCORE_LABELS, format_scores, plot_cohorts
+from ..viz.scatter import SCORE_LABELS, format_scores, panel_grid, plot_cohorts
 from ..viz.tables import write_csv_atomic, write_html_atomic
 from . import cora, images
 from .links import highlight_grid, link_graphs
@@ -76,28 +76,19 @@ def _save(fig: plt.Figure, path: str) -> None:
 
 def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
     datasets = list(dict.fromkeys(r["dataset"] for r in spec["runs"]))
-    per_row = [[r for r in spec["runs"] if r["dataset"] == d] for d in datasets]
-    n_cols = max(len(r) for r in per_row)
-    fig, axes = plt.subplots(len(datasets), n_cols, figsize=(3.2 * n_cols, 3.3 * len(datasets)), dpi=100,
-                             squeeze=False)
+    fig, cells = panel_grid([[r for r in spec["runs"] if r["dataset"] == d] for d in datasets], 3.2, 3.3)
     cache: dict[tuple[str, str], Inputs] = {}
-    for i, runs in enumerate(per_row):
-        for j in range(n_cols):
-            ax = axes[i, j]
-            if j >= len(runs):
-                ax.axis("off")
-                continue
-            run = runs[j]
-            key = (run["data"], run["inputs_file"])
-            if key not in cache:
-                cache[key] = Inputs.load(*key)
-            inp = cache[key]
-            with np.load(run["embedding"], allow_pickle=False) as f:
-                Z, placed = f["Z"], f["placed_prototypes"]
-            plot_cohorts(ax, Z, inp.labels, inp.n_cohorts, placed if placed.size else None, point_size=3)
-            row = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
-            ax.set_title(f"{run['dataset']}: {run['entry']}\n{format_scores(row.to_dict(), ('s_n', 's_c', 's_s'))}",
-                         fontsize=7)
+    for ax, run in cells:
+        key = (run["data"], run["inputs_file"])
+        if key not in cache:
+            cache[key] = Inputs.load(*key)
+        inp = cache[key]
+        with np.load(run["embedding"], allow_pickle=False) as f:
+            Z, placed = f["Z"], f["placed_prototypes"]
+        plot_cohorts(ax, Z, inp.labels, inp.n_cohorts, placed if placed.size else None, point_size=3)
+        row = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
+        ax.set_title(f"{run['dataset']}: {run['entry']}\n{format_scores(row.to_dict(), ('s_n', 's_c', 's_s'))}",
+                     fontsize=7)
     fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
     _save(fig, path)
 

@@ -8,6 +8,18 @@ from sklearn.base import BaseEstimator
 from ..inputs import Inputs
 
 
+def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×l matrices",
+               alternative: str = "") -> None:
+    """Raise ``ValueError`` when an O(l²) method is asked to embed more than ``max_samples`` samples: the size
+    guard every inherently quadratic method puts before its dense l×l arrays (developers' guide, "Scale")."""
+    if max_samples is not None and l > int(max_samples):
+        raise ValueError(
+            f"{name} is O(l²) in time and memory ({why}); l = {l} exceeds max_samples = {int(max_samples)}. "
+            f"Subsample the data{alternative}, or raise max_samples deliberately if the memory (≈ "
+            f"{8 * l * l / 2**20:.0f} MB per l×l array) is available."
+        )
+
+
 class DegenerateSolution(ValueError):
     """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
     no negative eigenvalue, spec §3.5). The pipeline records such a run as degenerate (NaN scores) instead of

@@ -31,8 +31,8 @@ import numba
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from .base import Embedder
-from .nerv import _input_distances
+from .base import Embedder, check_size
+from .nerv import mean_scaled_distances
 
 __all__ = ["LMDS", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]
 
@@ -193,10 +193,7 @@ class LMDS(Embedder):
         self.random_state = random_state
 
     def _validate(self, n: int) -> None:
-        if n > self.max_samples:
-            raise ValueError(
-                f"LMDS is O(n^2) in memory (dense n x n input distances) and O(n_iter_per_point n^2) in time; got "
-                f"n = {n} > max_samples = {self.max_samples}. Subsample the data or raise max_samples deliberately.")
+        check_size(n, self.max_samples, "LMDS", "dense n x n input distances; n_iter_per_point n^2 pair updates")
         if not 0.0 <= float(self.lam) <= 1.0:
             raise ValueError(f"lam must lie in [0, 1]; got {self.lam}")
         for name, lo in (("n_components", 1), ("n_neighbors", 1), ("n_iter_per_point", 0)):
@@ -239,20 +236,8 @@ class LMDS(Embedder):
         """Embed ``inputs.X``; sets ``embedding_`` (n, n_components, in mean-1 input units), ``rho_``,
         ``distance_scale_`` (mean input distance divided out), ``n_iter_`` (T) and ``cost_`` (final cost,
         r = 0)."""
-        X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
-        if X.ndim != 2 or X.shape[0] < 4:
-            raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
+        X, D, scale = mean_scaled_distances(inputs, self.metric, self._validate)
         n = X.shape[0]
-        self._validate(n)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the input contains NaN or infinite values")
-        D = _input_distances(X, self.metric)
-        off = ~np.eye(n, dtype=bool)
-        scale = float(D[off].mean())
-        del off
-        if not scale > 0:
-            raise ValueError("all input points coincide (mean distance 0)")
-        D /= scale
         rho = neighbourhood_radii(D, int(self.n_neighbors))
         rng = np.random.default_rng(self.random_state)
         Y = self._initial(X, n, rng)

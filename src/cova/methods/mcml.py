@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..inputs import Inputs
-from .base import Embedder
-from .sne import check_size, pca_reduce
+from .base import Embedder, check_size
+from .sne import pca_reduce
 
 __all__ = ["MCML", "mcml_objective", "target_distribution", "project_psd"]
 

@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
 from ..metrics.retrieval import calibrate_precisions, log_conditional_probabilities
-from .base import Embedder
+from .base import Embedder, check_size
 
 __all__ = ["NeRV", "TNeRV", "nerv_cost_and_gradient", "tnerv_cost_and_gradient", "joint_log_probabilities",
            "DEFAULT_MAX_SAMPLES"]
@@ -297,6 +297,25 @@ def _input_distances(X: np.ndarray, metric: str) -> np.ndarray:
     raise ValueError(f"metric must be 'euclidean' or 'precomputed'; got {metric!r}")
 
 
+def mean_scaled_distances(inputs: Any, metric: str, validate: Any) -> tuple[np.ndarray, np.ndarray, float]:
+    """(X, D / scale, scale) for NeRV and local MDS: X = ``inputs.X`` (or ``inputs``) as float64 with at least 4
+    rows, ``validate(n)`` called before anything O(n²) is allocated (the size guard), input distances
+    (:func:`_input_distances`) divided by their mean over i != j (paper Sec. 3, dredviz)."""
+    X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 4:
+        raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
+    n = X.shape[0]
+    validate(n)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("the input contains NaN or infinite values")
+    D = _input_distances(X, metric)
+    scale = float(D[~np.eye(n, dtype=bool)].mean())
+    if not scale > 0:
+        raise ValueError("all input points coincide (mean distance 0)")
+    D /= scale
+    return X, D, scale
+
+
 class _NeRVBase(Embedder):
     """Shared fit: input distances, sigma calibration, annealing rounds and final CG phase."""
 
@@ -319,10 +338,7 @@ class _NeRVBase(Embedder):
 
     # -- validation ------------------------------------------------------------------------------------
     def _validate(self, n: int) -> None:
-        if n > self.max_samples:
-            raise ValueError(
-                f"{type(self).__name__} is O(n^2) in time and memory (dense n x n matrices); got n = {n} > "
-                f"max_samples = {self.max_samples}. Subsample the data or raise max_samples deliberately.")
+        check_size(n, self.max_samples, type(self).__name__)
         if not 0.0 <= float(self.lam) <= 1.0:
             raise ValueError(f"lam must lie in [0, 1]; got {self.lam}")
         if not 1.0 < float(self.n_neighbors) < n - 1:
@@ -411,19 +427,8 @@ class _NeRVBase(Embedder):
         """Embed ``inputs.X`` (features, or a distance matrix when ``metric="precomputed"``); sets
         ``embedding_`` (n, n_components), ``sigma_`` (sigma_i^final in rescaled units), ``distance_scale_``
         (the mean input distance divided out), ``cost_`` (final cost, sum form) and ``n_evaluations_``."""
-        X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
-        if X.ndim != 2 or X.shape[0] < 4:
-            raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
+        X, D, scale = mean_scaled_distances(inputs, self.metric, self._validate)
         n = X.shape[0]
-        self._validate(n)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the input contains NaN or infinite values")
-        D = _input_distances(X, self.metric)
-        off = ~np.eye(n, dtype=bool)
-        scale = float(D[off].mean())
-        if not scale > 0:
-            raise ValueError("all input points coincide (mean distance 0)")
-        D /= scale  # mean pairwise distance 1 (paper Sec. 3, dredviz)
         D2 = D * D
         beta_final = calibrate_precisions(D2, self.n_neighbors)
         Y = self._initial(X, scale, n)

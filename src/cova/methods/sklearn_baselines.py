@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
 from ..inputs import Inputs
-from .base import Embedder
+from .base import Embedder, check_size
 
 
 class PCA(Embedder):
@@ -144,9 +144,8 @@ class MDS(Embedder):
 
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
-        if self.max_samples is not None and l > _positive_int("max_samples", self.max_samples, 2):
-            raise ValueError(f"MDS is O(l²) in time and memory (dense l×l distances); got l = {l} > max_samples = "
-                             f"{self.max_samples}. Subsample the data or raise max_samples deliberately.")
+        if self.max_samples is not None:
+            check_size(l, _positive_int("max_samples", self.max_samples, 2), "MDS", "dense l×l distances")
         if self.init not in ("classical_mds", "random"):
             raise ValueError(f"init must be one of ['classical_mds', 'random'], got {self.init!r}")
         est = _SkMDS(n_components=_positive_int("n_components", self.n_components), metric_mds=True,

@@ -32,7 +32,7 @@ from sklearn.decomposition import PCA as _SkPCA
 from ..affinity.perplexity import conditional_probabilities
 from ..affinity.weights import gaussian_perplexity
 from ..inputs import Inputs
-from .base import Embedder
+from .base import Embedder, check_size
 
 __all__ = [
     "SNE",
@@ -42,22 +42,14 @@ __all__ = [
     "conditional_affinities",
     "dense_sq_distances",
     "pca_reduce",
-    "check_size",
 ]
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # shared helpers
 # ----------------------------------------------------------------------------------------------------------------
-def check_size(l: int, max_samples: int | None, name: str) -> None:
-    """Raise ``ValueError`` when an O(l²) method is asked to embed more than ``max_samples`` samples."""
-    if max_samples is not None and l > int(max_samples):
-        raise ValueError(
-            f"{name} is exact O(l²) in time and memory (dense l×l matrices); l = {l} exceeds "
-            f"max_samples = {int(max_samples)}. Subsample the data, use the Barnes–Hut/FFT t-SNE (method 'tsne'), "
-            f"or raise max_samples explicitly if the memory (≈ {8 * l * l / 2**20:.0f} MB per l×l array) is "
-            "available."
-        )
+#: The pointer the exact SNE / t-SNE size guard gives (:func:`cova.methods.base.check_size`).
+TSNE_ALTERNATIVE = ", use the Barnes–Hut/FFT t-SNE (method 'tsne')"
 
 
 def pca_reduce(X: np.ndarray, n_pca: int | None) -> np.ndarray:
@@ -431,7 +423,7 @@ class SNE(Embedder):
     def fit(self, inputs: Inputs) -> "SNE":
         _check_common(self)
         l = inputs.X.shape[0]
-        check_size(l, self.max_samples, type(self).__name__)
+        check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = pca_reduce(inputs.X, self.n_pca)
         P = self._affinities(inputs, Xr)
         Z, cost = _gradient_descent(
@@ -501,7 +493,7 @@ class ExactTSNE(Embedder):
     def fit(self, inputs: Inputs) -> "ExactTSNE":
         _check_common(self)
         l = inputs.X.shape[0]
-        check_size(l, self.max_samples, type(self).__name__)
+        check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = pca_reduce(inputs.X, self.n_pca)
         P = self._affinities(inputs, Xr)
         Z, cost = _gradient_descent(

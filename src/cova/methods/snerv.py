@@ -40,7 +40,7 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.model_selection import StratifiedKFold
 
-from .base import Embedder
+from .base import Embedder, check_size
 from .nerv import NeRV
 
 __all__ = ["ClassPosterior", "learning_metric_distances", "SNeRV", "SNERV_MAX_SAMPLES"]
@@ -304,10 +304,7 @@ class SNeRV(Embedder):
         if X.ndim != 2 or X.shape[0] < 4:
             raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
         n = X.shape[0]
-        if n > self.max_samples:
-            raise ValueError(
-                f"SNeRV is O(n^2) in time and memory (dense n x n learning-metric distances); got n = {n} > "
-                f"max_samples = {self.max_samples}. Subsample the data or raise max_samples deliberately.")
+        check_size(n, self.max_samples, "SNeRV", "dense n x n learning-metric distances")
         if not np.all(np.isfinite(X)):
             raise ValueError("the input contains NaN or infinite values")
         labels = np.asarray(inputs.labels).ravel()

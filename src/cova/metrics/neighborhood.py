@@ -14,9 +14,13 @@ Conventions shared by every metric of :mod:`cova.metrics` (spec section 5):
   ``|a|^2 + |b|^2 - 2 a.b`` (clipped at 0), whose rounding can split exact ties.
 
 Speed (#8): trustworthiness / continuity / brute kNN use fused numba kernels (:func:`_knn_fused_kernel`,
-:func:`_ranks_fused_kernel`) that build one distance row per thread (from a BLAS Gram block of
-:data:`GEMM_BLOCK_ENTRIES` entries computed ahead in helper threads, or by exact differences) and consume it
-at once; target ranks are counts over the row, never sorts. Same distances and tie rule as above.
+:func:`_ranks_fused_kernel`, :func:`_knn_ranks_fused_kernel`) that build one distance row per thread (from a
+BLAS Gram block of :data:`GEMM_BLOCK_ENTRIES` entries computed ahead in helper threads, or by exact differences)
+and consume it at once. Target ranks are integer counts in one pass over the row, never sorts: a monotone
+histogram up to the farthest target plus exact comparisons in the targets' buckets (:func:`_rank_begin`); for
+2-D points only the grid cells within the farthest target are visited (:func:`_ranks_grid_kernel`).
+:func:`trustworthiness_continuity` builds each X row once for both scores. Same distances and tie rule as
+above, so the same values as the plain counts.
 """
 
 from __future__ import annotations
@@ -409,6 +413,16 @@ def _grid_2d(A: np.ndarray):
     return lo, w, gs, start, As, order, bmin, bmax
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sq2(e0: float, e1: float) -> float:  # pragma: no cover - jit
+    """(0 + e0^2) + e1^2: the operations of :func:`_fill_row`'s exact path for two coordinates (scalars only,
+    so a call costs nothing)."""
+    v = 0.0
+    v += e0 * e0
+    v += e1 * e1
+    return v
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pragma: no cover - jit
     """:func:`target_ranks` for 2-D points (#8, continuity of 2-D embeddings): only points within the
@@ -427,13 +441,7 @@ def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pr
         vals = np.empty(n, dtype=np.float64)
         cols = np.empty(n, dtype=np.int64)
         for q in range(k):
-            t = T[i, q]
-            e0 = a0 - A[t, 0]
-            e1 = a1 - A[t, 1]
-            v = 0.0
-            v += e0 * e0
-            v += e1 * e1
-            tv[q] = v
+            tv[q] = _sq2(a0 - A[T[i, q], 0], a1 - A[T[i, q], 1])
         inv, lim = _rank_begin(tv, T[i], th, tt, tq, tb, ex, first, hist)
         vmax = th[k - 1]
         rad = np.sqrt(vmax) * (1.0 + 1e-6)
@@ -449,18 +457,10 @@ def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pr
                     continue
                 d0 = a0 - bmax[c, 0] if a0 > bmax[c, 0] else (a0 - bmin[c, 0] if a0 < bmin[c, 0] else 0.0)
                 d1 = a1 - bmax[c, 1] if a1 > bmax[c, 1] else (a1 - bmin[c, 1] if a1 < bmin[c, 1] else 0.0)
-                bound = 0.0
-                bound += d0 * d0
-                bound += d1 * d1
-                if bound > vmax:
+                if _sq2(d0, d1) > vmax:
                     continue
                 for idx in range(start[c], start[c + 1]):
-                    e0 = a0 - As[idx, 0]
-                    e1 = a1 - As[idx, 1]
-                    v = 0.0
-                    v += e0 * e0
-                    v += e1 * e1
-                    vals[nv] = v
+                    vals[nv] = _sq2(a0 - As[idx, 0], a1 - As[idx, 1])
                     cols[nv] = order[idx]
                     nv += 1
         _rank_elements(vals, cols, nv, inv, lim, th, tt, tb, ex, first, hist)
@@ -632,6 +632,19 @@ def _check_n_neighbors(n_neighbors: int, n: int) -> int:
     return k
 
 
+def _check_pair(X: object, Z: object, n_neighbors: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(X, Z, k) validated: finite 2-D arrays with the same rows, 1 <= k < n / 2."""
+    X = _as_matrix("X", X)
+    Z = _as_matrix("Z", Z)
+    _same_rows("X", X, "Z", Z)
+    return X, Z, _check_n_neighbors(n_neighbors, X.shape[0])
+
+
+def _from_penalty(penalty: int, n: int, k: int) -> float:
+    """``1 - 2 / (n k (2n - 3k - 1)) * penalty``, penalty = sum of max(0, rank - k) (an exact integer)."""
+    return float(1.0 - float(int(penalty)) * (2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))))
+
+
 def trustworthiness(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> float:
     """Trustworthiness of embedding ``Z`` (l, k) of ``X`` (l, d) (Venna & Kaski 2001), Euclidean.
 
@@ -642,15 +655,8 @@ def trustworthiness(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> floa
     breaks ties by an unstable argsort, we by the lower index). Not part of the paper's Appendix G; a
     standard companion score. Row-blocked: memory O(block n), never n x n.
     """
-    X = _as_matrix("X", X)
-    Z = _as_matrix("Z", Z)
-    _same_rows("X", X, "Z", Z)
-    n = X.shape[0]
-    k = _check_n_neighbors(n_neighbors, n)
-    nbrs = knn_indices(Z, k)
-    ranks = target_ranks(X, nbrs)
-    t = float(np.sum(np.maximum(ranks - k, 0), dtype=np.float64))
-    return float(1.0 - t * (2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))))
+    X, Z, k = _check_pair(X, Z, n_neighbors)
+    return _from_penalty(np.maximum(target_ranks(X, knn_indices(Z, k)) - k, 0).sum(), X.shape[0], k)
 
 
 def continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> float:
@@ -670,17 +676,13 @@ def trustworthiness_continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 
     two functions build it once each: this halves the O(n^2 d) part when X is high-dimensional. Row-blocked:
     memory O(block n + n k), never n x n.
     """
-    X = _as_matrix("X", X)
-    Z = _as_matrix("Z", Z)
-    _same_rows("X", X, "Z", Z)
+    X, Z, k = _check_pair(X, Z, n_neighbors)
     n = X.shape[0]
-    k = _check_n_neighbors(n_neighbors, n)
     nz = knn_indices(Z, k)
     nx = np.empty_like(nz)
     penalty_t = 0
     for s, e, r, args in _fused_blocks(X):
         nx[s:e], ranks = _knn_ranks_fused_kernel(*args, r, nz[s:e], _n_buckets(n))
         penalty_t += int(np.maximum(ranks - k, 0).sum())
-    penalty_c = int(np.maximum(target_ranks(Z, nx) - k, 0).sum())
-    scale = 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))
-    return float(1.0 - penalty_t * scale), float(1.0 - penalty_c * scale)
+    penalty_c = np.maximum(target_ranks(Z, nx) - k, 0).sum()
+    return _from_penalty(penalty_t, n, k), _from_penalty(penalty_c, n, k)

@@ -27,6 +27,22 @@ def cohort_colours(n_cohorts: int) -> np.ndarray:
     return np.array([to_rgba(cmap(v)) for v in values])
 
 
+def panel_grid(rows: Sequence[Sequence[object]], width: float, height: float) -> tuple[plt.Figure, list]:
+    """A figure with one row of panels per entry of ``rows`` (as many columns as the longest row; the unused
+    axes switched off) and the list of (axes, item) pairs, row by row."""
+    n_cols = max(len(r) for r in rows)
+    fig, axes = plt.subplots(len(rows), n_cols, figsize=(width * n_cols, height * len(rows)), dpi=100,
+                             squeeze=False)
+    cells = []
+    for i, row in enumerate(rows):
+        for j in range(n_cols):
+            if j < len(row):
+                cells.append((axes[i, j], row[j]))
+            else:
+                axes[i, j].axis("off")
+    return fig, cells
+
+
 def format_scores(scores: dict[str, float], keys: Sequence[str] = ("s_n", "s_s", "s_c", "s_c_r")) -> str:
     """``S_n 81.7  S_s 97.4 ...``: scores as percentages with one decimal (the papers' convention)."""
     return "  ".join(f"{SCORE_LABELS[k]} {100 * scores[k]:.1f}" for k in keys if k in scores)
