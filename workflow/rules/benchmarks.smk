@@ -1,6 +1,6 @@
 # Performance and scaling benchmark (issue #8). Not part of `all`: run it with
 #   snakemake benchmarks --cores 2
-# (config `benchmarks:`; the full sizes take ≈ 40 min on 2 cores; needs Fashion-MNIST in data/raw/fashion_mnist or
+# (config `benchmarks:`; the full sizes take ≈ 15 min on an idle 2-core machine; needs Fashion-MNIST in data/raw/fashion_mnist or
 # /usr/share/datasets/fashion-mnist, otherwise synthetic blobs of the same shape). E2/E3 use the FFT repulsion at every
 # n (method default "auto" would be exact, O(n²), up to 5,000 samples) and the momentum optimiser (one gradient per
 # iteration, as openTSNE; "auto" would use Armijo up to 5,000 samples). The plot goes into the HTML report:
