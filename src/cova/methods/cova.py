@@ -99,10 +99,10 @@ class CovaE1(Embedder):
         if solver == "cg":
             # M = 𝐃(diag) − (1−α)W is never assembled: the CG applies W and the diagonal directly
             # warm start: the α → 1 limit RΥ / rowsum(R) (each sample at its confidence-weighted prototype mean)
+            RP = R @ P
             rowsum = R.sum(axis=1)[:, None]
-            X0 = np.divide(R @ P, rowsum, out=np.zeros((l, P.shape[1])), where=rowsum > 0)
-            Z = _jacobi_cg(W, e1_diagonal(W, R, self.alpha, zeta), 1.0 - self.alpha, self.alpha * (R @ P),
-                           self.tol, X0)
+            X0 = np.divide(RP, rowsum, out=np.zeros_like(RP), where=rowsum > 0)
+            Z = _jacobi_cg(W, e1_diagonal(W, R, self.alpha, zeta), 1.0 - self.alpha, self.alpha * RP, self.tol, X0)
         else:
             M, B = e1_system(W, R, P, self.alpha, zeta)
             if solver == "dense":
@@ -128,9 +128,14 @@ def _jacobi_cg(W: sp.spmatrix, diag: np.ndarray, c: float, B: np.ndarray, tol: f
     ‖r‖ ≤ tol·‖b‖ as scipy's ``rtol``; a converged column is frozen while the others go on. Raises after 20·l
     iterations."""
     W = sp.csr_matrix(W)
-    inv = 1.0 / diag[:, None]
+    d = diag[:, None]
+    inv = 1.0 / d
+
+    def apply_m(V: np.ndarray) -> np.ndarray:
+        return d * V - c * (W @ V)
+
     X = np.zeros_like(B, dtype=np.float64) if X0 is None else np.array(X0, dtype=np.float64)
-    Rr = B - (diag[:, None] * X - c * (W @ X))
+    Rr = B - apply_m(X)
     Zr = inv * Rr
     P = Zr.copy()
     rz = np.einsum("ij,ij->j", Rr, Zr)
@@ -139,7 +144,7 @@ def _jacobi_cg(W: sp.spmatrix, diag: np.ndarray, c: float, B: np.ndarray, tol: f
         live = np.linalg.norm(Rr, axis=0) > stop
         if not live.any():
             return X
-        MP = diag[:, None] * P - c * (W @ P)
+        MP = apply_m(P)
         a = np.divide(rz, np.einsum("ij,ij->j", P, MP), out=np.zeros_like(rz), where=live)
         X += a * P
         Rr -= a * MP

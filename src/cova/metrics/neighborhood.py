@@ -13,10 +13,9 @@ Conventions shared by every metric of :mod:`cova.metrics` (spec section 5):
   ``sum_j (a_j - b_j)^2`` (so duplicated points are exact ties); above that they use the BLAS expansion
   ``|a|^2 + |b|^2 - 2 a.b`` (clipped at 0), whose rounding can split exact ties.
 
-Speed (#8): trustworthiness / continuity / brute kNN use fused numba kernels (:func:`_knn_fused_kernel`,
-:func:`_ranks_fused_kernel`, :func:`_knn_ranks_fused_kernel`) that build one distance row per thread (from a
-BLAS Gram block of :data:`GEMM_BLOCK_ENTRIES` entries computed ahead in helper threads, or by exact differences)
-and consume it at once. Target ranks are integer counts in one pass over the row, never sorts: a monotone
+Speed (#8): trustworthiness / continuity / brute kNN use one fused numba kernel (:func:`_rows_kernel`) that
+builds one distance row per thread (from a BLAS Gram block of :data:`GEMM_BLOCK_ENTRIES` entries computed ahead
+in helper threads, or by exact differences) and consumes it at once. Target ranks are integer counts in one pass over the row, never sorts: a monotone
 histogram up to the farthest target plus exact comparisons in the targets' buckets (:func:`_rank_begin`); for
 2-D points only the grid cells within the farthest target are visited (:func:`_ranks_grid_kernel`).
 :func:`trustworthiness_continuity` builds each X row once for both scores. Same distances and tie rule as
@@ -272,7 +271,7 @@ def _rank_row(row, s, Tr, outr, tv, th, tt, tq, tb, ex, first, hist):  # pragma:
 @numba.njit(cache=True, nogil=True)
 def _knn_block_kernel(D: np.ndarray, self_cols: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - jit
     """:func:`_knn_row` on every row of a distance block D (serial; used on small blocks by
-    cova.metrics.retrieval); the large paths use :func:`_knn_fused_kernel`."""
+    cova.metrics.retrieval); the large paths use :func:`_rows_kernel`."""
     b = D.shape[0]
     out = np.empty((b, k), dtype=np.int64)
     bd = np.empty(k, dtype=np.float64)
@@ -296,7 +295,7 @@ def _target_ranks_kernel(D: np.ndarray, self_cols: np.ndarray, T: np.ndarray,
                          nb: int) -> np.ndarray:  # pragma: no cover - jit
     """1-based rank of column T[r, q] in row r of D under the (value, column) order, column self_cols[r]
     excluded: 1 + #{m != self : D[r, m] < D[r, t] or (D[r, m] == D[r, t] and m < t)} (:func:`_rank_row`).
-    Serial; the large paths use :func:`_ranks_fused_kernel`."""
+    Serial; the large paths use :func:`_rows_kernel`."""
     b = D.shape[0]
     k = T.shape[1]
     out = np.empty((b, k), dtype=np.int64)
@@ -336,53 +335,27 @@ def _fill_row(buf, rr, G, a_sq, b_sq, A, B, blas):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _knn_fused_kernel(G, a_sq, b_sq, A, B, self_cols, k):  # pragma: no cover - jit
-    """:func:`_knn_row` on rows built by :func:`_fill_row`; rows in parallel."""
+def _rows_kernel(G, a_sq, b_sq, A, B, self_cols, k, T, nb):  # pragma: no cover - jit
+    """Per row of a block, from one distance row (:func:`_fill_row`), built once: its ``k`` nearest
+    (:func:`_knn_row`; skipped when k = 0) and the ranks of the targets T (:func:`_rank_row`; skipped when T
+    has no columns). Rows in parallel, integer results, so thread-count independent. Returns (knn (b, k),
+    ranks (b, T.shape[1])). :func:`trustworthiness_continuity` asks for both from the X rows: the X
+    neighbours (for continuity) and the X ranks of the Z neighbours (trustworthiness), so each X row is built
+    once instead of once per score."""
     b = self_cols.shape[0]
-    blas = A.shape[0] == 0
-    n = B.shape[0] if blas else B.shape[1]
-    out = np.empty((b, k), dtype=np.int64)
-    for r in numba.prange(b):
-        row = np.empty(n, dtype=np.float64)
-        _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
-        _knn_row(row, self_cols[r], np.empty(k, dtype=np.float64), np.empty(k, dtype=np.int64), out[r])
-    return out
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T, nb):  # pragma: no cover - jit
-    """:func:`_rank_row` on rows built by :func:`_fill_row`; rows in parallel, integer counts, so
-    thread-count independent."""
-    b = self_cols.shape[0]
-    k = T.shape[1]
-    blas = A.shape[0] == 0
-    n = B.shape[0] if blas else B.shape[1]
-    out = np.empty((b, k), dtype=np.int64)
-    for r in numba.prange(b):
-        row = np.empty(n, dtype=np.float64)
-        tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
-        _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
-        _rank_row(row, self_cols[r], T[r], out[r], tv, th, tt, tq, tb, ex, first, hist)
-    return out
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _knn_ranks_fused_kernel(G, a_sq, b_sq, A, B, self_cols, T, nb):  # pragma: no cover - jit
-    """Per row of a block, from one distance row (:func:`_fill_row`): its k nearest (:func:`_knn_row`) and
-    the ranks of the targets T (:func:`_rank_row`). Used by :func:`trustworthiness_continuity`: the X row
-    gives the X neighbours (for continuity) and the X ranks of the Z neighbours (trustworthiness), so each
-    X row is built once instead of once per score. Returns (knn, ranks), both (b, k)."""
-    b, k = T.shape
+    kt = T.shape[1]
     blas = A.shape[0] == 0
     n = B.shape[0] if blas else B.shape[1]
     knn = np.empty((b, k), dtype=np.int64)
-    ranks = np.empty((b, k), dtype=np.int64)
+    ranks = np.empty((b, kt), dtype=np.int64)
     for r in numba.prange(b):
         row = np.empty(n, dtype=np.float64)
-        tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
         _fill_row(row, r, G, a_sq, b_sq, A, B, blas)
-        _knn_row(row, self_cols[r], np.empty(k, dtype=np.float64), np.empty(k, dtype=np.int64), knn[r])
-        _rank_row(row, self_cols[r], T[r], ranks[r], tv, th, tt, tq, tb, ex, first, hist)
+        if k > 0:
+            _knn_row(row, self_cols[r], np.empty(k, dtype=np.float64), np.empty(k, dtype=np.int64), knn[r])
+        if kt > 0:
+            tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(kt, nb)
+            _rank_row(row, self_cols[r], T[r], ranks[r], tv, th, tt, tq, tb, ex, first, hist)
     return knn, ranks
 
 
@@ -565,7 +538,7 @@ def _knn_brute(A: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndar
     out = np.empty((A.shape[0] if rows is None else rows.size, k), dtype=np.int64)
     for s, e, r, args in _fused_blocks(A, rows):
         G, a_sq, b_sq, Ar, B = args
-        out[s:e] = _knn_fused_kernel(G, a_sq, b_sq, Ar, B, r, k)
+        out[s:e] = _rows_kernel(G, a_sq, b_sq, Ar, B, r, k, np.empty((r.size, 0), dtype=np.int64), 8)[0]
     return out
 
 
@@ -613,7 +586,7 @@ def target_ranks(A: np.ndarray, T: np.ndarray) -> np.ndarray:
         return _ranks_grid_kernel(A, T, _n_buckets(A.shape[0]), *_grid_2d(A))
     out = np.empty(T.shape, dtype=np.int64)
     for s, e, r, args in _fused_blocks(A):
-        out[s:e] = _ranks_fused_kernel(*args, r, T[s:e], _n_buckets(A.shape[0]))
+        out[s:e] = _rows_kernel(*args, r, 0, T[s:e], _n_buckets(A.shape[0]))[1]
     return out
 
 
@@ -662,9 +635,7 @@ def trustworthiness(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> floa
 def continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> float:
     """Continuity of embedding ``Z`` of ``X``: trustworthiness with the roles swapped,
     ``trustworthiness(Z, X, n_neighbors)`` (penalises true X-neighbours that are far in Z)."""
-    X = _as_matrix("X", X)
-    Z = _as_matrix("Z", Z)
-    _same_rows("X", X, "Z", Z)
+    X, Z, _ = _check_pair(X, Z, n_neighbors)  # errors name the arguments as the caller passed them
     return trustworthiness(Z, X, n_neighbors)
 
 
@@ -672,7 +643,7 @@ def trustworthiness_continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 
     """``(trustworthiness(X, Z, k), continuity(X, Z, k))`` in one pass over the samples (#8).
 
     Same definitions, tie rule and values as the two functions. Each X distance row is built once and gives
-    both the X neighbours and the X ranks of the Z neighbours (:func:`_knn_ranks_fused_kernel`), where the
+    both the X neighbours and the X ranks of the Z neighbours (:func:`_rows_kernel`), where the
     two functions build it once each: this halves the O(n^2 d) part when X is high-dimensional. Row-blocked:
     memory O(block n + n k), never n x n.
     """
@@ -682,7 +653,7 @@ def trustworthiness_continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 
     nx = np.empty_like(nz)
     penalty_t = 0
     for s, e, r, args in _fused_blocks(X):
-        nx[s:e], ranks = _knn_ranks_fused_kernel(*args, r, nz[s:e], _n_buckets(n))
+        nx[s:e], ranks = _rows_kernel(*args, r, k, nz[s:e], _n_buckets(n))
         penalty_t += int(np.maximum(ranks - k, 0).sum())
     penalty_c = np.maximum(target_ranks(Z, nx) - k, 0).sum()
     return _from_penalty(penalty_t, n, k), _from_penalty(penalty_c, n, k)
