@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
@@ -29,11 +31,29 @@ class DegenerateSolution(ValueError):
 class Embedder(BaseEstimator):
     """Base class: parameters in ``__init__``, ``fit(inputs)`` sets ``embedding_`` (l, k).
 
+    Every estimator declares, as class attributes:
+
+    - ``_parameter_constraints``: scikit-learn's declarative table (``sklearn.utils._param_validation``), checked
+      by ``self._validate_params()`` at the start of ``fit`` and by the config validation before any job runs;
+    - ``required_inputs``: the fields of :class:`cova.inputs.Inputs` the method reads (``"X"``, ``"labels"``,
+      ``"W"``, ``"R"``, ``"prototypes"``, ``"relation"``); :meth:`requires` may refine it from the parameters;
+    - ``geometry``: ``"plane"`` (points in R^k) or ``"sphere"`` (points on a sphere in R^k);
+    - ``extra_outputs``: names of fitted array attributes (ending in ``_``) that the embed step saves beside the
+      embedding in ``embedding.npz`` and that renderers read back without refitting.
+
     ``prototypes_`` is set by methods that place cohorts at given positions (the points S_c compares with,
     COVA Appendix G); methods that do not (t-SNE, PCA, ...) leave it ``None``.
     """
 
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+    required_inputs: ClassVar[tuple[str, ...]] = ("X",)
+    geometry: ClassVar[str] = "plane"
+    extra_outputs: ClassVar[tuple[str, ...]] = ()
     prototypes_: np.ndarray | None = None
+
+    def requires(self) -> tuple[str, ...]:
+        """The inputs this configured estimator reads (``required_inputs`` unless a parameter changes it)."""
+        return self.required_inputs
 
     def fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
         raise NotImplementedError
