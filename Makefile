@@ -1,6 +1,6 @@
 # Two entry points (see README.md):
 #   make demo   offline demo: venv, install, Snakemake run of config/demo.yaml, HTML report
-#   make test   venv, install, the whole test suite
+#   make test   venv, install, the import layers check (lint-imports), the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -22,6 +22,7 @@ demo: $(STAMP)
 	@echo "HTML report: $(CURDIR)/results/report.html"
 
 test: $(STAMP)
+	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/python -m pytest
 
 report: $(STAMP)

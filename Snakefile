@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from cova.config import Plan, validate_config
+from cova.config import Plan, resolve_overlay, validate_config
 
 
 # config.yaml is the default; a --configfile replaces it instead of being merged into it.
@@ -19,6 +19,12 @@ if not config:
 
     configfile: "config.yaml"
 
+
+# An overlay (e.g. config/ci.yaml: `overlay: {base: config.yaml}` plus what differs) becomes the full config here,
+# in place, so that the rules and `snakemake --report` see the resolved config.
+_resolved = resolve_overlay(dict(config), workflow.basedir)
+config.clear()
+config.update(_resolved)
 
 
 envvars:

@@ -236,7 +236,7 @@ def _make_work(step: str, inputs, args):
         return (lambda: model.fit(inputs)), info
     if step == "tsne":
         ee = iters // 4
-        model = make_method("tsne", {"affinity": "inputs", "n_iter": iters - ee, "early_exaggeration_iter": ee,
+        model = make_method("tsne", {"affinity": "inputs", "max_iter": iters - ee, "early_exaggeration_iter": ee,
                                      "n_jobs": args.threads, "random_state": args.seed})
         info["n_iter"] = iters
         return (lambda: model.fit(inputs)), info

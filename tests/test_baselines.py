@@ -154,7 +154,7 @@ def test_exact_tsne_matches_opentsne_kl():
     P = gaussian_perplexity(X, 30.0, method="exact")
     ours, theirs = [], []
     for seed in range(3):
-        est = ExactTSNE(neighbors="knn", n_pca=None, n_iter=750, learning_rate=50.0, random_state=seed).fit(inputs)
+        est = ExactTSNE(neighbors="knn", n_pca=None, max_iter=750, learning_rate=50.0, random_state=seed).fit(inputs)
         init = _init(l, 2, seed)
         ot = openTSNE.TSNE(n_iter=500, early_exaggeration_iter=250, early_exaggeration=12, learning_rate=200,
                            negative_gradient_method="bh", theta=0.2, random_state=0, n_jobs=1)
@@ -242,7 +242,7 @@ def test_supervised_tsne_separation_grows_as_lambda_shrinks(digits):
     X, y = digits
     X = X + np.random.default_rng(0).normal(scale=5.0, size=X.shape)  # make the unsupervised problem hard
     inputs = make_inputs(X, y)
-    scores = [s_s(SupervisedTSNE(lam=lam, n_iter=300, random_state=0).fit_transform(inputs), y)
+    scores = [s_s(SupervisedTSNE(lam=lam, max_iter=300, random_state=0).fit_transform(inputs), y)
               for lam in (1.0, 0.7, 0.1)]
     assert scores[0] < scores[1] < scores[2], scores
     assert scores[2] > 0.95
@@ -378,10 +378,10 @@ def test_mma_gradient_and_rotation(small):
 # every wrapper: determinism, shape, errors
 # ----------------------------------------------------------------------------------------------------------------
 FAST = {
-    "SNE": lambda s: SNE(n_iter=50, random_state=s),
-    "ExactTSNE": lambda s: ExactTSNE(n_iter=50, random_state=s),
-    "SupervisedSNE": lambda s: SupervisedSNE(lam=0.5, n_iter=50, neighbors="knn", random_state=s),
-    "SupervisedTSNE": lambda s: SupervisedTSNE(lam=0.5, n_iter=50, early_exaggeration_iter=50, random_state=s),
+    "SNE": lambda s: SNE(max_iter=50, random_state=s),
+    "ExactTSNE": lambda s: ExactTSNE(max_iter=50, random_state=s),
+    "SupervisedSNE": lambda s: SupervisedSNE(lam=0.5, max_iter=50, neighbors="knn", random_state=s),
+    "SupervisedTSNE": lambda s: SupervisedTSNE(lam=0.5, max_iter=50, early_exaggeration_iter=50, random_state=s),
     "SupervisedNSE": lambda s: SupervisedNSE(lam=0.5, random_state=s),
     "NSE": lambda s: NSE(random_state=s),
     "LaplacianEigenmaps": lambda s: LaplacianEigenmaps(affinity="knn", random_state=s),
@@ -426,7 +426,7 @@ def test_nca_subsamples_training_set(small):
 @pytest.mark.parametrize("est, match", [
     (SNE(neighbors="some"), "neighbors"),
     (SNE(learning_rate=-1.0), "learning_rate"),
-    (ExactTSNE(n_iter=0), "n_iter"),
+    (ExactTSNE(max_iter=0), "max_iter"),
     (ExactTSNE(perplexity=200.0), "perplexity"),
     (SupervisedSNE(mode="x"), "mode"),
     (SupervisedNSE(lam=0.0), "lam"),

@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cova.config import ConfigError, Plan, validate_config
+from cova.config import ConfigError, Plan, resolve_overlay, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ["config.yaml", "config/demo.yaml", "config/ci.yaml"]
 
 
 def load(name="config/ci.yaml"):
-    return yaml.safe_load((ROOT / name).read_text())
+    """The full configuration ``name`` stands for (config/ci.yaml is an overlay of config.yaml)."""
+    return resolve_overlay(yaml.safe_load((ROOT / name).read_text()), ROOT)
 
 
 @pytest.mark.parametrize("name", CONFIGS)

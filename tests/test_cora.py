@@ -1,4 +1,4 @@
-"""COVA's Cora experiments (Sec. 4.3, H.3; issue #6) with the settings of ``config.yaml``: the 20-cluster inputs
+"""COVA's Cora experiments (Sec. 4.3, H.3) with the settings of ``config.yaml``: the 20-cluster inputs
 blocks share their cohorts and prototypes, E1 and P4 reproduce the citation prototypes' 2-nearest-class links
 (Fig. 9), the E1 α sweep moves as Fig. H.14, and the two Cora renderers on a constructed case."""
 
@@ -15,12 +15,13 @@ import yaml
 
 from cova.config import Plan
 from cova.datasets import Dataset, load
-from cova.experiments.renderers import render
+from cova.embedding import Embedding
+from cova.experiments.registry import render
 from cova.inputs import Inputs, build_inputs
 from cova.methods import make_method
+from cova.metrics.centres import cohort_centres
 from cova.metrics.cohort import cohort_graph, link_comparison
 from cova.metrics.summary import compute_scores
-from cova.viz.links import cohort_centres
 
 ROOT = Path(__file__).resolve().parents[1]
 CORA = ROOT.parent / "shared" / "datasets" / "cora"  # the project's mirror beside the clone
@@ -132,11 +133,12 @@ def _write_run(tmp_path: Path, name: str, Z: np.ndarray, inputs: Inputs, grid: d
         Dataset(X=inputs.X, labels=inputs.labels, label_names=inputs.label_names, meta={}).save(data)
         inputs.save(tmp_path / "inputs.npz")
     emb = tmp_path / f"{name}.npz"
-    np.savez(emb, Z=Z, placed_prototypes=inputs.prototypes)
+    Embedding(Z=Z, placed_prototypes=inputs.prototypes).save(emb)
     base = {"status": "ok", "s_n": 0.5, "s_s": 0.9, "s_c": 0.8, "s_c_aligned": 0.8, "s_c_r": 0.75,
             "trustworthiness": 0.9, "continuity": 0.9}
     (tmp_path / f"{name}.json").write_text(json.dumps({**base, **(scores or {})}))
-    return {"dataset": "toy", "inputs": "toy_inputs", "entry": name, "method": "cova_e1", "grid": grid or {},
+    return {"dataset": "toy", "inputs": "toy_inputs", "entry": name, "group": name.split("-")[0], "method": "cova_e1",
+            "grid": grid or {},
             "data": str(data), "inputs_file": str(tmp_path / "inputs.npz"), "embedding": str(emb),
             "scores": str(tmp_path / f"{name}.json")}
 

@@ -256,3 +256,125 @@ def test_sgd_batches_cover_every_sample_and_are_deterministic(toy_inputs, featur
     other = sgd_batches(projection_problem(toy_inputs, features)[0], U0, 40, batch_size=15, inner_iter=3,
                         cycles=2, random_state=2, **STIEFEL_GD)
     assert not np.array_equal(res.x, other.x)
+
+
+# --------------------------------------------------------------------------------------------------------
+# manifold objects: sphere, Euclidean, and the solvers taking the manifold as a parameter
+# --------------------------------------------------------------------------------------------------------
+
+def test_sphere_projection_is_idempotent_and_orthogonal_to_the_rows():
+    from cova.manifolds import Sphere
+
+    rng = np.random.default_rng(0)
+    M = Sphere(radius=2.5)
+    x = M.random_point(30, 3, rng)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 2.5, rtol=1e-14)
+    g = rng.normal(size=x.shape)
+    u = M.project(x, g)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", u, x), 0.0, atol=1e-12)
+    np.testing.assert_allclose(M.project(x, u), u, atol=1e-13)
+    # the removed part is radial: g − P(g) is parallel to x row-wise
+    r = g - u
+    np.testing.assert_allclose(r[:, 0, None] * x - x[:, 0, None] * r, 0.0, atol=1e-12)
+
+
+def test_sphere_retraction():
+    from cova.manifolds import Sphere
+
+    rng = np.random.default_rng(1)
+    M = Sphere(radius=3.0)
+    x = M.random_point(20, 2, rng)
+    np.testing.assert_allclose(M.retract(x, np.zeros_like(x)), x, rtol=1e-14, atol=1e-14)
+    u = M.project(x, rng.normal(size=x.shape))
+    y = M.retract(x, u)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 3.0, rtol=1e-14)
+    h = 1e-6  # first-order agreement with the tangent vector: dR_x(tu)/dt at t = 0 is u
+    np.testing.assert_allclose((M.retract(x, h * u) - M.retract(x, -h * u)) / (2 * h), u, atol=1e-7)
+    with pytest.raises(ValueError, match="radius"):
+        Sphere(radius=0.0)
+
+
+def test_riemannian_descent_on_the_sphere_finds_the_nearest_points():
+    """min ½‖x − c‖² with rows of x on the unit sphere: the solution is c with its rows normalised."""
+    from cova.manifolds import Sphere
+
+    rng = np.random.default_rng(2)
+    c = rng.normal(size=(15, 3))
+    M = Sphere()
+    res = riemannian_gradient_descent(lambda x: (0.5 * float(np.sum((x - c) ** 2)), x - c), M.random_point(15, 3, 3),
+                                      manifold=M, gtol=1e-10, max_iter=500)
+    np.testing.assert_allclose(res.x, c / np.linalg.norm(c, axis=1, keepdims=True), atol=1e-8)
+
+
+def test_euclidean_recentred_retraction():
+    from cova.manifolds import Euclidean
+
+    rng = np.random.default_rng(3)
+    x, u = rng.normal(size=(10, 2)), rng.normal(size=(10, 2))
+    np.testing.assert_array_equal(Euclidean().retract(x, u), x + u)
+    y = Euclidean(centre=True).retract(x, u)
+    np.testing.assert_allclose(y.mean(axis=0), 0.0, atol=1e-15)
+    np.testing.assert_allclose(y, x + u - (x + u).mean(axis=0), atol=1e-15)
+    assert Euclidean(centre=True).project(x, u) is u
+
+
+def test_solvers_accept_a_manifold_object_or_functions_alike():
+    from cova.manifolds import NoncompactStiefel, Stiefel
+
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(K_TILDE, K_TILDE))
+    A = A + A.T
+
+    def fg(U):
+        return float(np.trace(U.T @ A @ U)), 2.0 * A @ U
+
+    U0 = stiefel.random_point(K_TILDE, K, 5)
+    a = riemannian_gradient_descent(fg, U0, manifold=Stiefel("polar"), max_iter=40)
+    b = riemannian_gradient_descent(fg, U0, retract=stiefel.retract_polar, project=stiefel.project_tangent, max_iter=40)
+    np.testing.assert_array_equal(a.x, b.x)
+    Z0 = rng.normal(size=(30, 2))
+    c = rng.normal(size=(30, 2))
+
+    def quad(Z):
+        return 0.5 * float(np.sum((Z - c) ** 2)), Z - c
+
+    a = riemannian_gradient_descent(quad, Z0, manifold=NoncompactStiefel(), max_iter=20)
+    b = riemannian_gradient_descent(quad, Z0, retract=noncompact_stiefel.retract, max_iter=20)
+    np.testing.assert_array_equal(a.x, b.x)
+    with pytest.raises(ValueError, match="either"):
+        riemannian_gradient_descent(quad, Z0, manifold=NoncompactStiefel(), retract=noncompact_stiefel.retract)
+
+
+def test_gains_rules():
+    """The reference rule (t-SNE's code) floors ×0.8 / +0.2 on the test grad > 0 vs update > 0; the offset rule
+    (openTSNE) adds min_gain instead of flooring and compares signs."""
+    from cova.manifolds import update_gains
+
+    gains = np.array([1.0, 1.0, 0.011, 0.011])
+    grad = np.array([1.0, -1.0, -1.0, 1.0])
+    update = np.array([0.0, 0.0, -1.0, -1.0])
+    np.testing.assert_allclose(update_gains(gains.copy(), grad, update, "reference", 0.01), [1.2, 0.8, 0.01, 0.211])
+    np.testing.assert_allclose(update_gains(gains.copy(), grad, update, "offset", 0.01),
+                               [1.2, 1.2, 0.011 * 0.8 + 0.01, 0.211])
+    with pytest.raises(ValueError, match="gains"):
+        update_gains(gains, grad, update, "other", 0.01)
+
+
+def test_momentum_exaggeration_phase_uses_the_other_gradient():
+    from cova.manifolds import Euclidean, momentum_gradient_descent
+
+    c = np.arange(8.0).reshape(4, 2)
+    seen = []
+
+    def fun(x, need_value=True):
+        return 0.5 * float(np.sum((x - c) ** 2)), x - c
+
+    def exaggerated(x):
+        seen.append(1)
+        return 4.0 * (x - c)
+
+    res = momentum_gradient_descent(fun, np.zeros((4, 2)), manifold=Euclidean(), max_iter=30, gtol=None,
+                                    learning_rate=0.05, exaggerated_grad=exaggerated, exaggeration_iter=10,
+                                    gains="reference", log_every=0)
+    assert len(seen) == 10 and res.n_iter == 30
+    assert res.history[0] == fun(np.zeros((4, 2)))[0] and res.fun == fun(res.x)[0]

@@ -81,10 +81,10 @@ def test_registry_validates_names_and_parameters():
 
 def test_tsne_is_deterministic_and_uses_the_given_graph(sinusoid):
     inp = build_inputs(sinusoid, SPECS["means"])
-    a = TSNE(perplexity=10, n_iter=100, early_exaggeration_iter=50, random_state=0).fit_transform(inp)
-    b = TSNE(perplexity=10, n_iter=100, early_exaggeration_iter=50, random_state=0).fit_transform(inp)
+    a = TSNE(perplexity=10, max_iter=100, early_exaggeration_iter=50, random_state=0).fit_transform(inp)
+    b = TSNE(perplexity=10, max_iter=100, early_exaggeration_iter=50, random_state=0).fit_transform(inp)
     np.testing.assert_array_equal(a, b)
-    c = TSNE(affinity="inputs", n_iter=100, early_exaggeration_iter=50, random_state=0).fit_transform(inp)
+    c = TSNE(affinity="inputs", max_iter=100, early_exaggeration_iter=50, random_state=0).fit_transform(inp)
     assert a.shape == c.shape == (sinusoid.n_samples, 2) and not np.allclose(a, c)
     with pytest.raises(ValueError, match="affinity"):
         TSNE(affinity="other").fit(inp)

@@ -1,4 +1,4 @@
-"""The NeRV Figs. 4-7 / Table 2 renderer (cova.experiments.nerv_panels) and the MDS baseline."""
+"""The NeRV Figs. 4-7 / Table 2 renderer (cova.experiments.nerv.panels) and the MDS baseline."""
 
 from __future__ import annotations
 
@@ -9,17 +9,11 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from cova.config import Plan
 from cova.datasets.base import Dataset
-from cova.experiments.nerv_panels import (
-    entry_group,
-    label_of,
-    nerv_panels,
-    run_measures,
-    select_by_f,
-    table2,
-)
+from cova.experiments.nerv.panels import label_of, nerv_panels, run_measures, select_by_f, table2
 from cova.experiments.reference import REFERENCE
-from cova.experiments.renderers import RENDERERS
+from cova.experiments.registry import RENDERERS
 from cova.inputs import Inputs
 from cova.io import save_npz_atomic
 from cova.methods import make_method
@@ -66,11 +60,17 @@ def test_identity_display_is_perfect_on_every_measure():
     assert r["smoothed_precision_error"] > 0.1 and r["pr_auc"] < m["pr_auc"]
 
 
-def test_entry_group_strips_only_the_grid_suffix():
-    assert entry_group("nerv_lam-lam0.1", {"lam": 0.1}) == "nerv_lam"
-    assert entry_group("my-entry-n_neighbors5", {"n_neighbors": 5}) == "my-entry"
-    assert entry_group("eig-alpha0.5-eta0.9", {"alpha": 0.5, "eta": 0.9}) == "eig"
-    assert entry_group("tsne", {}) == "tsne"
+def test_plan_names_the_method_entry_of_every_grid_run():
+    methods = {"nerv_lam": {"method": "nerv", "grid": {"lam": [0.1, 0.5]}},
+               "my-entry": {"method": "isomap", "grid": {"n_neighbors": [5]}},
+               "eig": {"method": "eigen_cova", "grid": {"alpha": [0.5], "eta": [0.9]}},
+               "tsne": {"method": "tsne"}}
+    plan = Plan({"seed": 0, "datasets": {"d": {"loader": "sinusoid"}}, "inputs": {"i": {}}, "methods": methods,
+                 "runs": [], "paper": {"experiments": {"x": {"paper": "nerv", "renderer": "nerv_panels", "runs": [
+                     {"dataset": "d", "inputs": "i", "methods": list(methods)}]}}}})
+    groups = {r["entry"]: r["group"] for r in plan.experiment_spec("x")["runs"]}
+    assert groups == {"nerv_lam-lam0.1": "nerv_lam", "nerv_lam-lam0.5": "nerv_lam",
+                      "my-entry-n_neighbors5": "my-entry", "eig-alpha0.5-eta0.9": "eig", "tsne": "tsne"}
 
 
 def test_select_by_f_picks_the_largest_f_per_dataset_and_entry():
@@ -142,7 +142,8 @@ def test_renderer_end_to_end(tmp_path):
                                            ("nerv_lam-lam1.0", "nerv", {"lam": 1.0}, np.full((60, 2), np.nan), "ok"),
                                            ("pca", "pca", {}, good + 0.1 * bad, "ok"),
                                            ("eig", "eigen_cova", {}, np.zeros((60, 2)), "degenerate")]:
-        runs.append({"dataset": "toy", "inputs": "x", "entry": entry, "method": method, "grid": grid,
+        runs.append({"dataset": "toy", "inputs": "x", "entry": entry, "group": entry.split("-")[0], "method": method,
+                     "grid": grid,
                      "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"),
                      **_write_run(tmp_path, entry, Z, status)})
     spec = {"name": "t", "paper": "nerv", "renderer": "nerv_panels", "reference": "nerv_table2", "k_max": 25,

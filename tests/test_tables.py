@@ -1,5 +1,5 @@
-"""COVA's motivating Tables 1-2: the link-graph and highlight renderers (cova.experiments.links) on constructed cases
-whose answers are known, and the supervised distance shrink raising class separation (Table 1's finding)."""
+"""COVA's motivating Tables 1-2: the link-graph and highlight renderers (cova.experiments.cova.links) on constructed
+cases whose answers are known, and the supervised distance shrink raising class separation (Table 1's finding)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from cova.config import load_schema
 from cova.datasets.base import Dataset
-from cova.experiments.links import link_counts, nearest_cohorts, reference_graph
-from cova.experiments.renderers import render
+from cova.embedding import Embedding
+from cova.experiments.registry import RENDERERS, render
 from cova.inputs import Inputs
 from cova.metrics.cohort import cohort_graph, link_comparison, s_c_r, s_s
+from cova.metrics.cohort_graphs import link_counts, nearest_cohorts, reference_graph
 
 # Five cohorts on a line at distinct gaps: the 1-NN graph is 0-1, 1-2, 2-3, 3-4.
 LINE = np.array([0.0, 1.0, 3.0, 6.0, 10.0])
@@ -40,12 +42,12 @@ def _write_run(tmp_path, name: str, Z: np.ndarray, inputs: Inputs, raw_X: np.nda
         Dataset(X=raw_X, labels=inputs.labels, label_names=names, meta={}).save(data)
         inputs.save(tmp_path / "inputs.npz", with_X=True)
     emb = tmp_path / f"{name}.npz"
-    np.savez(emb, Z=Z, placed_prototypes=np.zeros((0, 2)) if placed is None else placed)
+    Embedding(Z=Z, placed_prototypes=placed).save(emb)
     scores = {"status": "ok", "s_n": 0.5, "s_s": s_s(Z, inputs.labels), "s_c": 0.5,
               "s_c_aligned": 0.5, "s_c_r": s_c_r(Z, inputs.labels, inputs.prototypes, 1),
               "trustworthiness": 0.9, "continuity": 0.9}
     (tmp_path / f"{name}.json").write_text(json.dumps(scores))
-    return {"dataset": "toy", "inputs": "toy_inputs", "entry": name, "method": name.split("-")[0],
+    return {"dataset": "toy", "inputs": "toy_inputs", "entry": name, "group": name, "method": name.split("-")[0],
             "grid": {}, "data": str(data), "inputs_file": str(tmp_path / "inputs.npz"), "embedding": str(emb),
             "scores": str(tmp_path / f"{name}.json")}
 
@@ -132,7 +134,7 @@ def test_supervised_shrink_raises_class_separation():
     X = rng.normal(0, 1, (labels.size, 10)) + 0.8 * np.eye(10)[labels]  # heavily overlapping classes
     inputs = Inputs(X=X, labels=labels, label_names=["a", "b", "c"], W=sp.csr_matrix((labels.size,) * 2),
                     R=np.zeros((labels.size, 3)), prototypes=np.zeros((3, 2)))
-    kw = {"perplexity": 15, "n_iter": 200, "early_exaggeration_iter": 100}
+    kw = {"perplexity": 15, "max_iter": 200, "early_exaggeration_iter": 100}
     Z1 = SupervisedTSNE(lam=1.0, **kw).fit_transform(inputs)
     Z01 = SupervisedTSNE(lam=0.1, **kw).fit_transform(inputs)
     assert s_s(Z01, labels) >= s_s(Z1, labels) + 0.2, (s_s(Z1, labels), s_s(Z01, labels))
@@ -153,3 +155,16 @@ def test_config_checks_the_link_graph_reference():
     config["paper"]["experiments"]["table2"]["reference"] = "cova_table1"  # a paper-numbers key is not a graph
     with pytest.raises(ConfigError, match="reference cohort graph"):
         validate_config(config)
+
+
+def test_every_renderer_of_the_schema_is_registered():
+    def find(node):
+        if isinstance(node, dict):
+            if "renderer" in node and isinstance(node["renderer"], dict) and "enum" in node["renderer"]:
+                return node["renderer"]["enum"]
+            for v in node.values():
+                if (found := find(v)) is not None:
+                    return found
+        return None
+
+    assert set(find(load_schema())) == set(RENDERERS)

@@ -27,11 +27,15 @@ def test_scores_table_sorted_and_formatted(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv", "s.html"]
 
 
-def test_scores_table_rejects_incomplete_records():
+def test_scores_table_rejects_records_without_ids_and_fills_missing_scores():
     bad = record("a", "x", 0.5)
-    del bad["s_n"]
-    with pytest.raises(ValueError, match="s_n"):
+    del bad["method_entry"]
+    with pytest.raises(ValueError, match="method_entry"):
         scores_table([bad])
+    partial = record("a", "x", 0.5)
+    del partial["s_n"]  # a score that applies to none of the runs (e.g. S_n without input vectors)
+    table = scores_table([partial])
+    assert list(table.columns) == ID_COLUMNS + SCORE_COLUMNS and np.isnan(table.s_n.iloc[0])
 
 
 def test_scatter_png_and_colours(tmp_path):

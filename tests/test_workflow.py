@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import yaml
 
-from cova.config import Plan
+from cova.config import Plan, resolve_overlay
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -40,6 +40,11 @@ def make_workdir(path: Path) -> Path:
     shutil.copytree(ROOT / "config", path / "config")
     shutil.copytree(ROOT / "benchmarks", path / "benchmarks")
     return path
+
+
+def load_ci(workdir: Path = ROOT) -> dict:
+    """The full configuration config/ci.yaml stands for (an overlay of config.yaml), to change and write back."""
+    return resolve_overlay(yaml.safe_load((workdir / "config/ci.yaml").read_text()), workdir)
 
 
 def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -73,8 +78,7 @@ def test_dry_run_lists_the_dag(tmp_path):
     workdir = make_workdir(tmp_path)
     proc = snakemake(workdir, "-n", "--configfile", "config/ci.yaml")
     jobs = planned_jobs(proc.stdout + proc.stderr)
-    config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
-    plan = Plan(config)
+    plan = Plan(load_ci())
     n_runs = len(plan.runs())
     assert jobs["dataset"] == len(plan.config["datasets"])  # a dataset replaced by its fallback is not built
     assert jobs["experiment"] == len(plan.experiments)
@@ -93,7 +97,7 @@ def test_lint_reports_nothing(tmp_path):
 def test_outputs_exist(first_run):
     assert (first_run / "results/paper/cova/fig1.png").stat().st_size > 10_000
     table = (first_run / "results/tables/scores.csv").read_text().splitlines()
-    plan = Plan(yaml.safe_load((ROOT / "config/ci.yaml").read_text()))
+    plan = Plan(load_ci())
     assert len(table) - 1 == len(plan.runs())
     for name in plan.experiments:
         out = plan.experiment_outputs(name)
@@ -118,7 +122,7 @@ def test_two_runs_give_identical_scores(first_run, tmp_path):
 
 def test_changing_a_parameter_reruns_only_its_dependents(first_run):
     assert planned_jobs(snakemake(first_run, "-n", "--configfile", "config/ci.yaml").stdout) == {}
-    config = yaml.safe_load((first_run / "config/ci.yaml").read_text())
+    config = load_ci(first_run)
     config["methods"]["e1_a0.1"]["params"]["alpha"] = 0.2
     (first_run / "changed.yaml").write_text(yaml.safe_dump(config))
     jobs = planned_jobs(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
@@ -159,7 +163,7 @@ def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):
 
 
 def test_invalid_config_stops_with_a_named_key(first_run):
-    config = yaml.safe_load((first_run / "config/ci.yaml").read_text())
+    config = load_ci(first_run)
     config["methods"]["tsne"]["method"] = "tsme"
     (first_run / "bad.yaml").write_text(yaml.safe_dump(config))
     proc = subprocess.run([SNAKEMAKE, "-n", "--cores", "1", "--configfile", "bad.yaml"], cwd=first_run,
@@ -177,7 +181,7 @@ def test_dataset_added_by_config_alone(first_run):
             for j, name in enumerate(["setosa", "versicolor", "virginica"]) for _ in range(40)]
     (first_run / "my_data").mkdir(exist_ok=True)
     (first_run / "my_data/flowers.csv").write_text("a,b,c,d,species\n" + "\n".join(rows) + "\n")
-    config = yaml.safe_load((first_run / "config/ci.yaml").read_text())
+    config = load_ci(first_run)
     config["datasets"]["flowers"] = {"loader": "generic", "params": {"path": "my_data/flowers.csv",
                                                                      "label": "species"}}
     config["runs"].append({"dataset": "flowers", "inputs": "graph_tsne", "methods": ["e1_a0.1", "tsne"]})
@@ -192,7 +196,7 @@ def test_dataset_added_by_config_alone(first_run):
 
 def test_missing_data_names_dataset_and_what_was_tried(tmp_path):
     workdir = make_workdir(tmp_path)
-    config = yaml.safe_load((ROOT / "config/ci.yaml").read_text())
+    config = load_ci()
     config["data"] = {"mirrors": []}
     (workdir / "offline.yaml").write_text(yaml.safe_dump(config))
     env = {k: v for k, v in os.environ.items() if k != "COVA_DATA_MIRROR"}

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .threads import limit_threads, write_report
+
 log = logging.getLogger("cova")
 
 
@@ -52,121 +54,87 @@ def cmd_inputs(a: argparse.Namespace) -> None:
 
     ds = Dataset.load(a.dataset)
     t0 = time.perf_counter()
-    log.info("building W, R and prototypes for %d samples: %s", ds.n_samples, a.spec)
+    log.info("building the inputs for %d samples: %s", ds.n_samples, a.spec)
     inputs = build_inputs(ds, _json(a.spec), seed=a.seed)
-    log.info("done in %.1f s: nnz(W) = %d, R %s, prototypes %s", time.perf_counter() - t0, inputs.W.nnz,
-             inputs.R.shape, inputs.prototypes.shape)
+    shapes = {name: getattr(getattr(inputs, name), "shape", None) for name in sorted(inputs.available())}
+    log.info("done in %.1f s: %s", time.perf_counter() - t0, shapes)
     inputs.save(a.out, with_X=inputs.X is not ds.X, with_labels=inputs.labels is not ds.labels)
 
 
 def cmd_embed(a: argparse.Namespace) -> None:
-    from .io import save_npz_atomic
+    from .embedding import Embedding
     from .inputs import Inputs
-    from .methods import make_method
+    from .methods import DegenerateSolution, make_method
 
     inputs = Inputs.load(a.dataset, a.inputs)
-    from .methods import DegenerateSolution
-
     est = make_method(a.method, _json(a.params), seed=a.seed)
+    missing = sorted(set(est.requires()) - inputs.available())
+    if missing:
+        raise ValueError(f"method {a.method!r} needs {', '.join(missing)}, which the inputs {a.inputs} do not "
+                         f"provide (they provide {', '.join(sorted(inputs.available()))})")
     train = inputs.train
     if train is not None and not callable(getattr(est, "transform", None)):
         raise ValueError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
                          f"inputs with a train/test split (inputs {a.inputs}); use a projection model (cova_p1-p4, "
                          f"eigen_cova, pca, ...) or remove the split")
     fit_on = inputs.training()
-    log.info("fitting %r on %d samples%s", est, fit_on.X.shape[0],
+    log.info("fitting %r on %d samples%s", est, fit_on.n_samples,
              "" if train is None else f" (training split; {int((~train).sum())} test samples by transform)")
     t0 = time.perf_counter()
     status = "ok"
+    extras: dict[str, np.ndarray] = {}
     try:
         Z = est.fit_transform(fit_on)
         if train is not None:
-            full = np.empty((inputs.X.shape[0], Z.shape[1]))
+            full = np.empty((inputs.n_samples, Z.shape[1]))
             full[train] = Z
             full[~train] = est.transform(inputs.X[~train])
             Z = full
         placed = est.prototypes_ if est.prototypes_ is not None else np.zeros((0, Z.shape[1]))
+        extras = {name.rstrip("_"): np.asarray(getattr(est, name)) for name in est.extra_outputs}
     except DegenerateSolution as err:
         # an honest outcome of these parameters, recorded as such (NaN embedding and scores)
         log.warning("%s", err)
         status = "degenerate"
-        Z = np.full((inputs.X.shape[0], 2), np.nan)
-        placed = np.zeros((0, 2))
+        k = int(getattr(est, "n_components", 2))
+        Z = np.full((inputs.n_samples, k), np.nan)
+        placed = np.zeros((0, k))
     runtime = time.perf_counter() - t0
     log.info("done in %.2f s (%s)", runtime, status)
-    save_npz_atomic(a.out, Z=Z, placed_prototypes=placed, runtime_s=np.array(runtime), status=np.array(status),
-                    method=np.array(a.method), params=np.array(json.dumps(est.get_params(), sort_keys=True)))
+    Embedding(Z=Z, placed_prototypes=placed, geometry=est.geometry, extras=extras, status=status,
+              runtime_s=runtime, method=a.method, params=est.get_params()).save(a.out)
 
 
 def cmd_score(a: argparse.Namespace) -> None:
+    from .embedding import Embedding
     from .inputs import Inputs
     from .io import write_text_atomic
-    from .metrics.summary import compute_scores
-    from .viz.tables import SCORE_COLUMNS
+    from .metrics.score import score_run
 
     inputs = Inputs.load(a.dataset, a.inputs)
+    embedding = Embedding.load(a.embedding)
     metrics = _json(a.metrics)
-    with np.load(a.embedding, allow_pickle=False) as f:
-        Z, placed, status = f["Z"], f["placed_prototypes"], str(f["status"])
     t0 = time.perf_counter()
-    kw = dict(n_neighbors=metrics.get("n_neighbors", 12), kappa=metrics.get("kappa", 2))
-    placed_or_none = placed if placed.size else None
-    train = inputs.train
-    if status == "ok":
-        # with a split: the main scores are the training rows', *_test the held-out rows' alone (spec §5)
-        rows = slice(None) if train is None else train
-        scores = compute_scores(inputs.X[rows], Z[rows], inputs.labels[rows], inputs.prototypes, placed_or_none,
-                                **kw)
-        if train is not None:
-            test = compute_scores(inputs.X[~train], Z[~train], inputs.labels[~train], inputs.prototypes,
-                                  placed_or_none, **kw)
-            scores.update({f"{k}_test": v for k, v in test.items()})
-        # S_c^(r) against the original cohort graph (κ-NN of the Eq. 6 similarity of W; Places2, spec §5), which
-        # random prototypes (Fig. 4) cannot fake
-        from .experiments.images import original_graph
-        from .metrics import cohort_graph
-        from .viz.links import cohort_centres
-
-        g_orig = original_graph(inputs, kw["kappa"])
-        for suffix, sel in (("", rows),) + ((("_test", ~train),) if train is not None else ()):
-            centres = cohort_centres(Z[sel], inputs.labels[sel], inputs.n_cohorts)
-            ok = np.all(np.isfinite(centres), axis=1)
-            g_shown = cohort_graph(centres[ok], kw["kappa"])
-            ref = g_orig[np.ix_(ok, ok)]
-            scores[f"s_c_r_orig{suffix}"] = float(np.sum(ref & g_shown) / max(1, np.sum(ref)))
-        if inputs.gold_labels is not None:
-            # Fig. 5: S_c^(r) of the input-label cohort centres against the gold-standard prototypes, and S_s
-            # against the true labels (the main S_s uses the input labels, as the paper does)
-            from .metrics import s_c_r, s_s
-
-            scores["s_c_r_gold"] = s_c_r(Z, inputs.labels, inputs.gold_prototypes, kappa=kw["kappa"])
-            scores["s_s_gold"] = s_s(Z, inputs.gold_labels)
-    else:
-        scores = {k: float("nan") for k in SCORE_COLUMNS}
-        if train is not None:
-            scores.update({f"{k}_test": float("nan") for k in SCORE_COLUMNS})
-        if inputs.gold_labels is not None:
-            scores.update(s_c_r_gold=float("nan"), s_s_gold=float("nan"))
-    if train is not None:
-        scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))
+    scores = score_run(inputs, embedding, n_neighbors=metrics.get("n_neighbors", 12), kappa=metrics.get("kappa", 2))
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
-    record = {**_json(a.ids), "n_samples": int(Z.shape[0]), "n_cohorts": inputs.n_cohorts, "status": status,
-              **scores}
+    record = {**_json(a.ids), "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
+              "status": embedding.status, **scores}
     write_text_atomic(a.out, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def cmd_scatter(a: argparse.Namespace) -> None:
+    from .embedding import Embedding
     from .inputs import Inputs
     from .viz.scatter import save_scatter_figure
 
     inputs = Inputs.load(a.dataset, a.inputs)
-    with np.load(a.embedding, allow_pickle=False) as f:
-        Z, placed = f["Z"], f["placed_prototypes"]
+    emb = Embedding.load(a.embedding)
     scores = json.loads(Path(a.scores).read_text())
     if scores.get("status", "ok") != "ok":
         a.title += f"\n{scores['status']}"
-    save_scatter_figure(a.out, Z, inputs.labels, inputs.label_names,
-                        prototypes=placed if placed.size else None, scores=scores, title=a.title)
+    save_scatter_figure(a.out, emb.Z, inputs.labels, inputs.label_names, prototypes=emb.placed_or_none,
+                        scores=scores, title=a.title, geometry=emb.geometry,
+                        columns=emb.extras.get("column_embedding"), kinds=("row objects", "column objects"))
 
 
 def cmd_table(a: argparse.Namespace) -> None:
@@ -197,7 +165,7 @@ def cmd_datasets_table(a: argparse.Namespace) -> None:
 
 
 def cmd_experiment(a: argparse.Namespace) -> None:
-    from .experiments.renderers import render
+    from .experiments.registry import render
 
     spec = _json(a.spec)
     log.info("rendering %s (%s) from %d runs", spec["name"], spec["renderer"], len(spec["runs"]))
@@ -205,7 +173,7 @@ def cmd_experiment(a: argparse.Namespace) -> None:
 
 
 def cmd_fig1(a: argparse.Namespace) -> None:
-    from .experiments.cova_fig1 import render_fig1
+    from .experiments.cova.fig1 import render_fig1
 
     render_fig1(a.dataset, a.inputs, a.cova, a.cova_scores, a.tsne, a.tsne_scores, a.out)
 
@@ -230,8 +198,17 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
 }
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cova", description=__doc__)
+    p.add_argument("--threads", type=_positive_int, default=1,
+                   help="threads of numba, BLAS and OpenMP (a Snakemake rule passes its {threads}; default 1)")
     sub = p.add_subparsers(dest="step", required=True)
     for step, (help_text, func, required, optional) in STEPS.items():
         s = sub.add_parser(step, help=help_text)
@@ -251,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     args = build_parser().parse_args(argv)
+    limit_threads(args.threads)
     from .datasets.fetch import FetchError
 
     try:
@@ -258,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FetchError, FileNotFoundError) as err:
         log.error("%s", err)
         return 1
+    write_report()
     return 0
 
 

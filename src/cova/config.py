@@ -50,8 +50,10 @@ def load_schema(path: str | Path | None = None) -> dict[str, Any]:
 def validate_config(config: dict[str, Any], schema_path: str | Path | None = None) -> None:
     """Validate ``config`` against the JSON schema, then the cross-references between its sections.
 
-    Raises :class:`ConfigError` whose message names the offending key and the allowed values.
+    Raises :class:`ConfigError` whose message names the offending key and the allowed values. An overlay is
+    validated as the full configuration it stands for (:func:`resolve_overlay`, base looked up in the project root).
     """
+    config = resolve_overlay(config)
     schema = load_schema(schema_path)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
@@ -63,7 +65,8 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
 
 def _check_references(config: dict[str, Any]) -> None:
     from .datasets import LOADERS
-    from .methods import METHODS, method_parameters
+    from .methods import METHODS, make_method, method_parameters
+    from .methods.constraints import InvalidParameterError, explain
 
     for name, ds in config["datasets"].items():
         if ds["loader"] not in LOADERS:
@@ -97,6 +100,14 @@ def _check_references(config: dict[str, Any]) -> None:
             if unknown:
                 raise ConfigError(f"config key methods.{name}.{key}: unknown parameters {unknown}; "
                                   f"allowed for method {m['method']!r}: {allowed}")
+        for _, params, chosen in expand_grid(name, m):
+            try:
+                make_method(m["method"], params)._validate_params()
+            except InvalidParameterError as err:
+                param, allowed_values = explain(err)
+                key = "grid" if param in chosen else "params"
+                raise ConfigError(f"config key methods.{name}.{key}.{param}: {params[param]!r} is not allowed; "
+                                  f"allowed: {allowed_values}") from None
     experiments = config.get("paper", {}).get("experiments", {})
     blocks = [("runs", config["runs"])] + [(f"paper.experiments.{n}.runs", e["runs"]) for n, e in experiments.items()]
     for where, runs in blocks:
@@ -105,13 +116,14 @@ def _check_references(config: dict[str, Any]) -> None:
             _ref(config, "inputs", run["inputs"], f"{where}[{i}].inputs")
             for j, m in enumerate(run["methods"]):
                 _ref(config, "methods", m, f"{where}[{i}].methods[{j}]")
+            _check_required_inputs(config, run, f"{where}[{i}]")
     for name, e in experiments.items():
         for axis in {"sweep": ("x",), "reference_sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
             if axis not in e:
                 raise ConfigError(f"config key paper.experiments.{name}.{axis}: required by renderer "
                                   f"{e['renderer']!r} (the swept parameter)")
         if e["renderer"] in ("link_graphs", "link_panels"):
-            from .experiments.links import REFERENCE_GRAPHS
+            from .metrics.cohort_graphs import REFERENCE_GRAPHS
 
             if e.get("reference", REFERENCE_GRAPHS[0]) not in REFERENCE_GRAPHS:
                 raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not a "
@@ -131,6 +143,26 @@ def _check_references(config: dict[str, Any]) -> None:
             if config["methods"][fig1[role]]["method"] != method:
                 raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
                                   f"method entry")
+
+
+def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run whose inputs block does not provide what one of its methods requires
+    (:meth:`cova.methods.Embedder.requires` against :func:`cova.inputs.provided_inputs`)."""
+    from .inputs import provided_inputs
+    from .methods import METHODS
+
+    try:
+        provided = provided_inputs(config["inputs"][run["inputs"]])
+    except ValueError as err:
+        raise ConfigError(f"config key inputs.{run['inputs']}: {err}") from None
+    for entry in run["methods"]:
+        m = config["methods"][entry]
+        for _, params, _ in expand_grid(entry, m):
+            missing = [name for name in METHODS[m["method"]](**params).requires() if name not in provided]
+            if missing:
+                raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) needs "
+                                  f"{', '.join(missing)}, which inputs block {run['inputs']!r} does not provide "
+                                  f"(it provides {', '.join(sorted(provided))})")
 
 
 def _local_file(ds: dict[str, Any]) -> str | None:
@@ -180,6 +212,98 @@ def _ref(config: dict[str, Any], section: str, name: str, where: str) -> None:
                           f"defined: {sorted(config[section])}")
 
 
+#: where an overlay's ``overlay.base`` is looked up when the caller names no directory: the project root
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+_SECTIONS_PRUNED = ("datasets", "inputs", "methods")
+
+
+def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) -> dict[str, Any]:
+    """The full configuration an overlay stands for; a configuration without an ``overlay`` block unchanged.
+
+    An overlay (e.g. ``config/ci.yaml``) states only what differs from a base configuration::
+
+        overlay:
+          base: config.yaml            # relative to base_dir (the workflow directory)
+          prune: true                  # drop datasets, inputs and methods that no run uses
+          exclude_experiments:         # experiment -> why the overlay does not run it
+            nerv_fig4_7_synthetic: ...
+        datasets: {sinusoid: {params: {n_samples: 300}}}
+
+    Every other section is merged into the base: mappings key by key, at any depth; a list or a scalar replaces
+    the base's value; ``null`` removes the base's key. Then the excluded experiments are removed and, with
+    ``prune``, every dataset, inputs block and method entry that no run, experiment or ``paper.cova.fig1`` uses
+    (a dataset used stays with its ``fallback``). A base may itself be an overlay. Raises :class:`ConfigError`
+    naming the key for a malformed overlay block, a missing base, ``null`` for a key the base lacks, or an
+    excluded experiment the base does not have or the overlay also configures.
+    """
+    if "overlay" not in config:
+        return config
+    import copy
+
+    base_dir = Path(PROJECT_ROOT if base_dir is None else base_dir)
+    block = config["overlay"]
+    schema = load_schema()
+    validator = jsonschema.Draft202012Validator({**schema["properties"]["overlay"], "$defs": schema["$defs"]})
+    errors = list(validator.iter_errors(block))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        raise ConfigError(_describe(best).replace("config key ", "config key overlay.", 1).replace(
+            "overlay.<top level>", "overlay"))
+    path = Path(block["base"])
+    path = path if path.is_absolute() else base_dir / path
+    if not path.is_file():
+        raise ConfigError(f"config key overlay.base: {block['base']!r} not found (looked for {path})")
+    with open(path) as f:
+        base = resolve_overlay(yaml.safe_load(f), base_dir)
+    merged = _merge(base, {k: v for k, v in config.items() if k != "overlay"}, ())
+    excluded = block.get("exclude_experiments", {})
+    experiments = merged.get("paper", {}).get("experiments", {})
+    configured = config.get("paper", {}).get("experiments", {})
+    for name in excluded:
+        if name not in base.get("paper", {}).get("experiments", {}):
+            raise ConfigError(f"config key overlay.exclude_experiments.{name}: the base {block['base']!r} has no "
+                              f"experiment {name!r}")
+        if name in configured:
+            raise ConfigError(f"config key overlay.exclude_experiments.{name}: the overlay also configures "
+                              f"paper.experiments.{name}; remove one of the two")
+        del experiments[name]
+    if block.get("prune", False):
+        _prune_unused(merged)
+    return copy.deepcopy(merged)
+
+
+def _merge(base: Any, over: Any, where: tuple[str, ...]) -> Any:
+    if not (isinstance(base, dict) and isinstance(over, dict)):
+        return over
+    out = dict(base)
+    for key, value in over.items():
+        if value is None:
+            if key not in out:
+                raise ConfigError(f"config key {_key(where + (key,))}: null removes a key of the base config, "
+                                  f"which has none here")
+            del out[key]
+        else:
+            out[key] = _merge(out.get(key), value, where + (key,))
+    return out
+
+
+def _prune_unused(config: dict[str, Any]) -> None:
+    """Drop (in place) the datasets, inputs blocks and method entries that nothing runs."""
+    paper = config.get("paper", {})
+    runs = list(config.get("runs", [])) + [r for e in paper.get("experiments", {}).values() for r in e["runs"]]
+    fig1 = paper.get("cova", {}).get("fig1")
+    if fig1:
+        runs.append({"dataset": fig1["dataset"], "inputs": fig1["inputs"], "methods": [fig1["cova"], fig1["tsne"]]})
+    used = {"datasets": {r["dataset"] for r in runs}, "inputs": {r["inputs"] for r in runs},
+            "methods": {m for r in runs for m in r["methods"]}}
+    datasets = config.get("datasets", {})
+    fallbacks = [datasets[d]["fallback"] for d in used["datasets"] if "fallback" in datasets.get(d, {})]
+    used["datasets"].update(fallbacks)
+    for section in _SECTIONS_PRUNED:
+        if section in config:
+            config[section] = {k: v for k, v in config[section].items() if k in used[section]}
+
+
 def make_id(name: str, payload: Any) -> str:
     """Readable slug plus a hash of the exact parameters: a changed parameter gives a new path."""
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -218,12 +342,12 @@ class Plan:
     """Every output path the configuration asks for, and the parameters behind each wildcard value."""
 
     def __init__(self, config: dict[str, Any]):
-        config, self.notices = resolve_fallbacks(config)
+        config, self.notices = resolve_fallbacks(resolve_overlay(config))
         self.config = config
         self.seed = int(config["seed"])
         self.metrics = {"n_neighbors": 12, "kappa": 2, **config.get("metrics", {})}
-        self.inputs_ids = {name: make_id(name, {"spec": spec, "seed": self.seed})
-                           for name, spec in config["inputs"].items()}
+        self.inputs_ids = {name: make_id(name, {"spec": self.inputs_block(name), "seed": self.seed})
+                           for name in config["inputs"]}
         self._inputs_by_id = {v: k for k, v in self.inputs_ids.items()}
         self.method_jobs: dict[str, MethodJob] = {}
         self.entry_groups: dict[str, list[str]] = {}
@@ -296,8 +420,16 @@ class Plan:
     def inputs_name(self, inputs_id: str) -> str:
         return self._inputs_by_id[inputs_id]
 
+    def inputs_block(self, name: str) -> dict[str, Any]:
+        """Inputs block ``name`` as build_inputs takes it: without its job ``resources`` (not part of the id)."""
+        return {k: v for k, v in self.config["inputs"][name].items() if k != "resources"}
+
     def inputs_spec(self, inputs_id: str) -> dict[str, Any]:
-        return self.config["inputs"][self._inputs_by_id[inputs_id]]
+        return self.inputs_block(self._inputs_by_id[inputs_id])
+
+    def inputs_resources(self, inputs_id: str) -> dict[str, int]:
+        """``threads``, ``mem_mb``, ``runtime`` an inputs block asks for its job (``resources:``; rule defaults)."""
+        return dict(self.config["inputs"][self._inputs_by_id[inputs_id]].get("resources", {}))
 
     def method_job(self, method: str, params_id: str) -> MethodJob:
         return self._method_by_id[(method, params_id)]
@@ -328,13 +460,16 @@ class Plan:
         return self.expand_runs(self.experiments[name]["runs"])
 
     def experiment_spec(self, name: str) -> dict[str, Any]:
-        """What the renderer gets: the experiment block plus, per run, its files and grid values."""
+        """What the renderer gets: the experiment block plus, per run, its names (``entry``: the run's method
+        entry with its grid values; ``group``: the configured method entry it was expanded from), registered
+        method, grid values and files."""
         e = self.experiments[name]
+        group_of = {run: group for group, runs in self.entry_groups.items() for run in runs}
         runs = []
         for dataset, inputs, entry in self.experiment_runs(name):
             job = self.method_jobs[entry]
-            runs.append({"dataset": dataset, "inputs": inputs, "entry": entry, "method": job.method,
-                         "grid": job.grid_values, "data": self.dataset_path(dataset),
+            runs.append({"dataset": dataset, "inputs": inputs, "entry": entry, "group": group_of[entry],
+                         "method": job.method, "grid": job.grid_values, "data": self.dataset_path(dataset),
                          "inputs_file": self.inputs_file(dataset, inputs),
                          "embedding": self.run_file(dataset, inputs, entry, "embedding.npz"),
                          "scores": self.run_file(dataset, inputs, entry, "scores.json")})

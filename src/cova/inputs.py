@@ -1,9 +1,12 @@
-"""The inputs every method receives: data X, cohort labels, local weights W, confidences R, prototypes Υ.
+"""The inputs every method receives: data X, cohort labels, an affinity graph W, confidences R, prototypes Υ, and
+a rectangular relation between two kinds of objects. Each is optional: an inputs block produces what it describes,
+and each method declares what it reads (:meth:`cova.methods.Embedder.requires`).
 
-``build_inputs`` turns one ``inputs`` block of the config into these arrays (COVA Sec. 3.1.1-3.1.3):
+``build_inputs`` turns one ``inputs`` block of the config into these arrays. A **vector** block builds W, R and Υ
+from X (COVA Sec. 3.1.1-3.1.3):
 
 ```yaml
-weights:    {kind: euclidean_max, n_neighbors: 50}          # W, spec §2.1 (sparse kNN graph)
+weights:    {kind: euclidean_max, n_neighbors: 50}          # W, COVA Sec. 3.1.1 (sparse kNN graph)
 confidence: {kind: eq12, source: eq9, lambda_p: 0.01}        # R, Eqs. 9-12
 prototypes: {kind: tsne, proximity: centres_gaussian, rho: 3} # Υ from D (Eqs. 4-6)
 features:   {kind: pca, n_components: 30}                    # optional, cova.features (default raw)
@@ -19,6 +22,16 @@ inputs also carry the true labels and the gold-standard prototypes built from th
 
 When ``features`` or ``cohorts`` change X or the labels, the changed arrays are stored in ``inputs.npz`` and
 :meth:`Inputs.load` returns them, so every method and score downstream sees the same X and cohorts.
+
+A **graph** block takes the dataset's relation matrix as W itself (e.g. DOSNES's trade network), a **relation**
+block takes the dataset's X as a samples × features relation (e.g. the co-embedding paper's documents × words):
+
+```yaml
+graph:    {source: relations}   # W = (A + Aᵀ)/2, zero diagonal, unit sum; X, R, Υ only when configured
+relation: {source: X}           # rows = samples (with their labels), columns = features; empty rows/columns dropped
+```
+
+:func:`provided_inputs` says which fields a block produces without building it (the configuration check).
 """
 
 from __future__ import annotations
@@ -34,61 +47,171 @@ import scipy.sparse as sp
 from .datasets.base import Dataset
 from .io import save_npz_atomic
 
+#: The names :meth:`Inputs.available` may return, in a fixed order.
+INPUT_FIELDS = ("X", "labels", "W", "R", "prototypes", "relation")
+
+
+@dataclass
+class Relation:
+    """A rectangular relation between two kinds of objects (co-embedding paper Sec. 2): a sparse non-negative
+    m×n matrix R, rows = objects of the first kind (e.g. documents), columns = objects of the second kind (e.g.
+    words). Each side has names and optionally cohort labels with their names."""
+
+    matrix: sp.csr_matrix
+    row_names: list[str]
+    column_names: list[str]
+    row_labels: np.ndarray | None = None
+    row_label_names: list[str] = field(default_factory=list)
+    column_labels: np.ndarray | None = None
+    column_label_names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.matrix = sp.csr_matrix(self.matrix, dtype=np.float64)
+        m, n = self.matrix.shape
+        if self.matrix.nnz and (not np.all(np.isfinite(self.matrix.data)) or self.matrix.data.min() < 0):
+            raise ValueError("a relation matrix must have finite, non-negative entries")
+        self.row_names = [str(v) for v in self.row_names]
+        self.column_names = [str(v) for v in self.column_names]
+        if len(self.row_names) != m or len(self.column_names) != n:
+            raise ValueError(f"a {m}×{n} relation needs {m} row names and {n} column names, got "
+                             f"{len(self.row_names)} and {len(self.column_names)}")
+        for side, size in (("row", m), ("column", n)):
+            labels = getattr(self, f"{side}_labels")
+            if labels is not None:
+                labels = np.asarray(labels, dtype=np.int64)
+                setattr(self, f"{side}_labels", labels)
+                names = getattr(self, f"{side}_label_names")
+                if labels.shape != (size,) or (size and (labels.min() < 0 or labels.max() >= len(names))):
+                    raise ValueError(f"{side} labels must be {size} indices into the {len(names)} {side} label names")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.matrix.shape)  # type: ignore[return-value]
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        R = self.matrix
+        out = {"relation_data": R.data, "relation_indices": R.indices, "relation_indptr": R.indptr,
+               "relation_shape": np.array(R.shape), "relation_row_names": np.array(self.row_names, dtype=str),
+               "relation_column_names": np.array(self.column_names, dtype=str)}
+        for side in ("row", "column"):
+            labels = getattr(self, f"{side}_labels")
+            if labels is not None:
+                out[f"relation_{side}_labels"] = labels
+                out[f"relation_{side}_label_names"] = np.array(getattr(self, f"{side}_label_names"), dtype=str)
+        return out
+
+    @classmethod
+    def _from_arrays(cls, f: Any) -> "Relation":
+        R = sp.csr_matrix((f["relation_data"], f["relation_indices"], f["relation_indptr"]),
+                          shape=tuple(f["relation_shape"]))
+        sides: dict[str, Any] = {}
+        for side in ("row", "column"):
+            if f"relation_{side}_labels" in f:
+                sides[f"{side}_labels"] = f[f"relation_{side}_labels"]
+                sides[f"{side}_label_names"] = [str(v) for v in f[f"relation_{side}_label_names"]]
+        return cls(R, [str(v) for v in f["relation_row_names"]], [str(v) for v in f["relation_column_names"]],
+                   **sides)
+
 
 @dataclass
 class Inputs:
-    """Everything a method may use. ``W`` is a sparse, symmetric, unit-sum kNN graph; ``R`` is dense (l, c)."""
+    """What a method may use; every field is ``None`` when the inputs block does not produce it.
 
-    X: np.ndarray
-    labels: np.ndarray
-    label_names: list[str]
-    W: sp.csr_matrix
-    R: np.ndarray
-    prototypes: np.ndarray
+    ``X`` (l, d) features; ``labels`` (l,) cohort indices with ``label_names``; ``W`` a sparse, symmetric,
+    unit-sum affinity graph (a kNN graph built from X, or a given graph); ``R`` dense (l, c) cohort confidences;
+    ``prototypes`` (c, k) cohort positions Υ; ``relation`` a rectangular :class:`Relation` (its rows are the
+    l samples). :meth:`available` names the fields that are present.
+    """
+
+    X: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    label_names: list[str] = field(default_factory=list)
+    W: sp.csr_matrix | None = None
+    R: np.ndarray | None = None
+    prototypes: np.ndarray | None = None
     spec: dict[str, Any] = field(default_factory=dict)
     train: np.ndarray | None = None            # (l,) bool: training rows of a split (W, R cover these only)
     gold_labels: np.ndarray | None = None      # true labels when the cohorts are predicted (Fig. 5)
     gold_prototypes: np.ndarray | None = None  # prototypes from all true labels (Fig. 5 "gold standard")
     labelled: np.ndarray | None = None         # (l,) bool: the samples whose labels were given (Fig. 5)
+    relation: Relation | None = None
 
     @property
     def n_cohorts(self) -> int:
         return len(self.label_names)
 
+    @property
+    def n_samples(self) -> int:
+        """The number of samples (rows of X, of the labels, of W or of the relation, whichever is present)."""
+        if self.X is not None:
+            return int(self.X.shape[0])
+        if self.labels is not None:
+            return int(self.labels.shape[0])
+        if self.W is not None:
+            return int(self.W.shape[0])
+        if self.relation is not None:
+            return int(self.relation.shape[0])
+        raise ValueError("these inputs hold no per-sample data")
+
+    def available(self) -> set[str]:
+        """The names of the fields that are present (a subset of :data:`INPUT_FIELDS`)."""
+        return {name for name in INPUT_FIELDS if getattr(self, name) is not None}
+
     def training(self) -> "Inputs":
         """The inputs restricted to the training rows (what a method is fitted on); ``self`` without a split."""
         if self.train is None:
             return self
-        return Inputs(X=self.X[self.train], labels=self.labels[self.train], label_names=self.label_names, W=self.W,
-                      R=self.R, prototypes=self.prototypes, spec=self.spec)
+        return Inputs(X=None if self.X is None else self.X[self.train],
+                      labels=None if self.labels is None else self.labels[self.train], label_names=self.label_names,
+                      W=self.W, R=self.R, prototypes=self.prototypes, spec=self.spec)
 
     def save(self, path: str | os.PathLike, *, with_X: bool = False, with_labels: bool = False) -> None:
-        """Write W, R, Υ and the spec atomically; X and the labels only when the inputs block changed them
-        (otherwise they stay in the dataset file)."""
-        W = self.W.tocsr()
+        """Write every present field and the spec atomically (no pickles). X and the labels are written only
+        when the inputs block changed them (otherwise they stay in the dataset file); ``provides`` records which
+        fields are present so that :meth:`load` returns ``None`` for the others."""
         extra: dict[str, np.ndarray] = {}
-        if with_X:
+        if self.W is not None:
+            W = self.W.tocsr()
+            extra.update(W_data=W.data, W_indices=W.indices, W_indptr=W.indptr, W_shape=np.array(W.shape))
+        for key in ("R", "prototypes"):
+            if getattr(self, key) is not None:
+                extra[key] = getattr(self, key)
+        extra["spec"] = np.array(json.dumps(self.spec, sort_keys=True))
+        if with_X and self.X is not None:
             extra["X"] = self.X
-        if with_labels:
+        if with_labels and self.labels is not None:
             extra.update(labels=self.labels, label_names=np.array(self.label_names, dtype=str))
         for key in ("train", "gold_labels", "gold_prototypes", "labelled"):
             if getattr(self, key) is not None:
                 extra[key] = getattr(self, key)
-        save_npz_atomic(path, W_data=W.data, W_indices=W.indices, W_indptr=W.indptr, W_shape=np.array(W.shape),
-                        R=self.R, prototypes=self.prototypes, spec=np.array(json.dumps(self.spec, sort_keys=True)),
-                        **extra)
+        if self.relation is not None:
+            extra.update(self.relation._arrays())
+        provided = self.available()
+        if provided != {"X", "labels", "W", "R", "prototypes"}:
+            extra["provides"] = np.array(sorted(provided), dtype=str)
+        save_npz_atomic(path, **extra)
 
     @classmethod
     def load(cls, dataset_path: str | os.PathLike, inputs_path: str | os.PathLike) -> "Inputs":
+        """Read inputs written by :meth:`save`; X and the labels come from the dataset file unless stored."""
         ds = Dataset.load(dataset_path)
         with np.load(inputs_path, allow_pickle=False) as f:
-            W = sp.csr_matrix((f["W_data"], f["W_indices"], f["W_indptr"]), shape=tuple(f["W_shape"]))
-            X = f["X"] if "X" in f else ds.X
-            labels, names = ((f["labels"], [str(n) for n in f["label_names"]]) if "labels" in f
-                             else (ds.labels, ds.label_names))
-            optional = {key: f[key] for key in ("train", "gold_labels", "gold_prototypes", "labelled") if key in f}
-            return cls(X=X, labels=labels, label_names=names, W=W, R=f["R"], prototypes=f["prototypes"],
-                       spec=json.loads(str(f["spec"])), **optional)
+            provided = ({str(v) for v in f["provides"]} if "provides" in f
+                        else {"X", "labels", "W", "R", "prototypes"})
+            W = (sp.csr_matrix((f["W_data"], f["W_indices"], f["W_indptr"]), shape=tuple(f["W_shape"]))
+                 if "W_data" in f else None)
+            X = f["X"] if "X" in f else (ds.X if "X" in provided else None)
+            if "labels" in f:
+                labels, names = f["labels"], [str(n) for n in f["label_names"]]
+            elif "labels" in provided:
+                labels, names = ds.labels, ds.label_names
+            else:
+                labels, names = None, []
+            optional = {key: f[key] for key in ("train", "gold_labels", "gold_prototypes", "labelled", "R",
+                                                "prototypes") if key in f}
+            relation = Relation._from_arrays(f) if "relation_data" in f else None
+            return cls(X=X, labels=labels, label_names=names, W=W, spec=json.loads(str(f["spec"])),
+                       relation=relation, **optional)
 
 
 def subset_classes(dataset: Dataset, n_classes: int | None = None, n_per_class: int | None = None,
@@ -130,15 +253,127 @@ def stratified_split(labels: np.ndarray, train_fraction: float, seed: int = 0) -
     return train
 
 
+#: Keys an inputs block may combine with ``graph`` / ``relation`` (the rest belong to vector blocks only).
+GRAPH_KEYS = {"graph", "features", "cohorts", "confidence", "prototypes", "subset"}
+RELATION_KEYS = {"relation", "subset"}
+
+
+def block_kind(spec: dict[str, Any]) -> str:
+    """``"graph"``, ``"relation"`` or ``"vectors"`` (W built from X): what an inputs block describes."""
+    kinds = [k for k in ("graph", "relation") if k in spec]
+    if len(kinds) > 1:
+        raise ValueError("an inputs block takes either 'graph' or 'relation', not both")
+    if kinds and "weights" in spec:
+        raise ValueError(f"an inputs block with '{kinds[0]}' takes its affinity from the data; remove 'weights'")
+    return kinds[0] if kinds else "vectors"
+
+
+def provided_inputs(spec: dict[str, Any]) -> set[str]:
+    """The :class:`Inputs` fields that :func:`build_inputs` produces for one ``inputs`` block (without building
+    them), so that the configuration can be checked against what each method requires before any job runs.
+
+    Raises ``ValueError`` for a combination of keys the block kind does not accept."""
+    kind = block_kind(spec)
+    if kind == "vectors":
+        return {"X", "labels", "W", "R", "prototypes"}
+    allowed = GRAPH_KEYS if kind == "graph" else RELATION_KEYS
+    extra = sorted(set(spec) - allowed)
+    if extra:
+        raise ValueError(f"an inputs block with '{kind}' does not take {extra}; allowed keys: {sorted(allowed)}")
+    if kind == "relation":
+        return {"relation", "labels"}
+    if (spec.get("cohorts") or {}).get("kind") == "predicted":
+        raise ValueError("an inputs block with 'graph' does not take cohorts kind 'predicted'")
+    return {"W", "labels"} | {name for key, name in (("features", "X"), ("confidence", "R"),
+                                                      ("prototypes", "prototypes")) if key in spec}
+
+
+def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
+    """``graph: {source: relations}``: the dataset's relation matrix A is the affinity itself,
+    W = (A + Aᵀ)/2 with zero diagonal and unit sum (:func:`cova.affinity.symmetrize_normalize`). X is provided
+    only with a ``features`` block, R and Υ only with ``confidence`` / ``prototypes`` blocks (built on this W and
+    on the features, the dataset's X by default)."""
+    from .affinity import symmetrize_normalize
+    from .cohorts import confidence_matrix, make_prototypes
+    from .features import assign_cohorts, transform_features
+
+    provided = provided_inputs(spec)
+    sub = spec.get("subset")
+    if sub:
+        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
+    source = spec["graph"].get("source", "relations")
+    if source != "relations":
+        raise ValueError(f"inputs graph.source must be 'relations', got {source!r}")
+    A = dataset.relations
+    if A is None:
+        raise ValueError("inputs graph: {source: relations} needs a dataset with a relation matrix "
+                         f"({dataset.meta.get('name', 'this dataset')} has none)")
+    if A.shape != (dataset.n_samples,) * 2:
+        raise ValueError(f"inputs graph: the relation matrix must be l×l (l = {dataset.n_samples}), got {A.shape}")
+    W = symmetrize_normalize(A)
+    labels, names = assign_cohorts(dataset, spec.get("cohorts"), seed=seed)
+    Xf, facts = transform_features(dataset, spec.get("features"), labels=labels, seed=seed)
+    degree = np.asarray(W.sum(axis=1)).ravel()
+    facts = dict(facts, n_edges=int(sp.triu(W, k=1).nnz), n_isolated=int(np.sum(degree == 0)))
+    R = prototypes = None
+    c = len(names)
+    if "confidence" in spec:
+        r = dict(spec["confidence"])
+        R = confidence_matrix(labels, kind=r.pop("kind"), X=Xf, W=W, n_cohorts=c, **r)
+    if "prototypes" in spec:
+        q = dict(spec["prototypes"])
+        given = q.pop("given", None)
+        space = q.pop("space", "features")
+        prototypes = np.asarray(make_prototypes(
+            q.pop("kind"), X=dataset.X if space == "raw" else Xf, W=W, labels=labels, relations=dataset.relations,
+            n_cohorts=c, random_state=seed, given=None if given is None else np.asarray(given, float), **q),
+            dtype=np.float64)
+    if sub:
+        facts = dict(facts, n_samples=int(labels.shape[0]), n_cohorts=c)
+    return Inputs(X=Xf if "X" in provided else None, labels=labels, label_names=names, W=W, R=R,
+                  prototypes=prototypes, spec=dict(spec, seed=seed, **facts))
+
+
+def _relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
+    """``relation: {source: X}``: the dataset's X as an m×n relation between its samples (rows, with the
+    dataset's labels and sample names) and its features (columns, named by :attr:`Dataset.feature_names`).
+    All-zero rows and columns are dropped (the co-embedding normalisations divide by the row and column sums);
+    their counts are recorded in the spec facts, and ``labels`` are those of the kept rows."""
+    provided_inputs(spec)
+    sub = spec.get("subset")
+    if sub:
+        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
+    source = spec["relation"].get("source", "X")
+    if source != "X":
+        raise ValueError(f"inputs relation.source must be 'X', got {source!r}")
+    if np.any(dataset.X < 0):
+        raise ValueError("inputs relation: {source: X} needs a non-negative X")
+    M = sp.csr_matrix(dataset.X)
+    rows = np.flatnonzero(np.asarray(M.sum(axis=1)).ravel() > 0)
+    cols = np.flatnonzero(np.asarray(M.sum(axis=0)).ravel() > 0)
+    present, y = np.unique(dataset.labels[rows], return_inverse=True)
+    names = [dataset.label_names[k] for k in present]
+    sample_names, feature_names = dataset.sample_names, dataset.feature_names
+    relation = Relation(M[rows][:, cols], [sample_names[i] for i in rows], [feature_names[j] for j in cols],
+                        row_labels=y, row_label_names=names)
+    facts = {"n_rows": int(rows.size), "n_columns": int(cols.size),
+             "n_empty_rows_dropped": int(dataset.n_samples - rows.size),
+             "n_empty_columns_dropped": int(dataset.X.shape[1] - cols.size)}
+    if rows.size < dataset.n_samples:
+        facts["kept_rows"] = rows.tolist()
+    return Inputs(labels=y, label_names=names, relation=relation, spec=dict(spec, seed=seed, **facts))
+
+
 def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Inputs:
-    """Build W, R and Υ for ``dataset`` from one config ``inputs`` block (see the module docstring).
+    """Build the inputs for ``dataset`` from one config ``inputs`` block (see the module docstring); graph and
+    relation blocks go to their own builders, a vector block builds W, R and Υ from X as follows.
 
     Each sub-block is ``{kind: ..., **parameters}``; ``seed`` seeds every random step (kNN descent, t-SNE
     prototypes, spectral clustering, subsets, splits, labelled samples, random prototypes). ``prototypes.space``
     is ``features`` (default: cohort proximity from the transformed X) or ``raw`` (from the dataset's X, e.g.
     Cora's cluster centres in word space, H.3).
 
-    ``cohorts: {kind: predicted, labelled_per_class: n}`` (Fig. 5, spec §2.7): the features are computed first
+    ``cohorts: {kind: predicted, labelled_per_class: n}`` (COVA Fig. 5): the features are computed first
     (they must not use labels, so ``compacted`` is refused), the unlabelled samples take the 1-NN label of the
     labelled ones in that space, R is built from these input labels, and the **input prototypes** from the
     labelled samples only (Eq. 6 on W restricted to them, their true labels); the **gold-standard prototypes**
@@ -148,6 +383,11 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     from .cohorts import confidence_matrix, make_prototypes
     from .features import assign_cohorts, predict_cohorts, transform_features
 
+    kind = block_kind(spec)
+    if kind == "graph":
+        return _graph_inputs(dataset, spec, seed)
+    if kind == "relation":
+        return _relation_inputs(dataset, spec, seed)
     sub = spec.get("subset")
     if sub:
         dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)

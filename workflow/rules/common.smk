@@ -21,3 +21,10 @@ def method_resource(name, default):
         return PLAN.method_job(wildcards.method, wildcards.params_id).resources.get(name, default)
 
     return get
+
+
+def inputs_resource(name, default):
+    def get(wildcards):
+        return PLAN.inputs_resources(wildcards.inputs_id).get(name, default)
+
+    return get

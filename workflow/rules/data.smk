@@ -15,7 +15,7 @@ rule fetch:
         mem_mb=1000,
         runtime=120,
     shell:
-        "python -m cova fetch --spec {params.spec:q} --mirrors {params.mirrors:q}"
+        "python -m cova --threads {threads} fetch --spec {params.spec:q} --mirrors {params.mirrors:q}"
         " --dest data/raw/{wildcards.raw} 2> {log}"
 
 
@@ -36,7 +36,7 @@ rule dataset:
         mem_mb=8000,
         runtime=30,
     shell:
-        "python -m cova dataset --name {wildcards.dataset} --loader {params.loader}"
+        "python -m cova --threads {threads} dataset --name {wildcards.dataset} --loader {params.loader}"
         " --params {params.loader_params:q} {params.raw} --out {output} 2> {log}"
 
 
@@ -61,5 +61,5 @@ rule datasets_table:
         mem_mb=8000,
         runtime=10,
     shell:
-        "python -m cova datasets-table --datasets {input} --info {params.info:q}"
+        "python -m cova --threads {threads} datasets-table --datasets {input} --info {params.info:q}"
         " --csv {output.csv} --html {output.html} 2> {log}"

@@ -13,10 +13,10 @@ rule inputs:
         "results/logs/inputs/{dataset}/{inputs_id}.log",
     conda:
         ENV
-    threads: 1
+    threads: inputs_resource("threads", 1)
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=inputs_resource("mem_mb", 4000),
+        runtime=inputs_resource("runtime", 60),
     shell:
-        "python -m cova inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
+        "python -m cova --threads {threads} inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
         " --out {output} 2> {log}"

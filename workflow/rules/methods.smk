@@ -14,10 +14,10 @@ rule embed:
         "results/logs/embed/{dataset}/{inputs_id}/{method}/{params_id}.log",
     conda:
         ENV
-    threads: 1
+    threads: method_resource("threads", 1)
     resources:
         mem_mb=method_resource("mem_mb", 4000),
         runtime=method_resource("runtime", 120),
     shell:
-        "python -m cova embed --dataset {input.data} --inputs {input.inputs} --method {wildcards.method}"
-        " --params {params.method_params:q} --seed {params.seed} --out {output} 2> {log}"
+        "python -m cova --threads {threads} embed --dataset {input.data} --inputs {input.inputs}"
+        " --method {wildcards.method} --params {params.method_params:q} --seed {params.seed} --out {output} 2> {log}"

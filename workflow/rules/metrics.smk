@@ -24,12 +24,13 @@ rule score:
         "results/logs/score/{dataset}/{inputs_id}/{method}/{params_id}.log",
     conda:
         ENV
+    threads: method_resource("threads", 1)
     resources:
         mem_mb=4000,
         runtime=60,
     shell:
-        "python -m cova score --dataset {input.data} --inputs {input.inputs} --embedding {input.embedding}"
-        " --metrics {params.metrics:q} --ids {params.ids:q} --out {output} 2> {log}"
+        "python -m cova --threads {threads} score --dataset {input.data} --inputs {input.inputs}"
+        " --embedding {input.embedding} --metrics {params.metrics:q} --ids {params.ids:q} --out {output} 2> {log}"
 
 
 rule scatter:
@@ -56,8 +57,8 @@ rule scatter:
         mem_mb=2000,
         runtime=10,
     shell:
-        "python -m cova scatter --dataset {input.data} --inputs {input.inputs} --embedding {input.embedding}"
-        " --scores {input.scores} --title {params.title:q} --out {output} 2> {log}"
+        "python -m cova --threads {threads} scatter --dataset {input.data} --inputs {input.inputs}"
+        " --embedding {input.embedding} --scores {input.scores} --title {params.title:q} --out {output} 2> {log}"
 
 
 rule scores_table:
@@ -84,4 +85,4 @@ rule scores_table:
         mem_mb=1000,
         runtime=5,
     shell:
-        "python -m cova table --scores {input} --csv {output.csv} --html {output.html} 2> {log}"
+        "python -m cova --threads {threads} table --scores {input} --csv {output.csv} --html {output.html} 2> {log}"

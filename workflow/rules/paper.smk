@@ -31,8 +31,8 @@ if FIG1:
             mem_mb=2000,
             runtime=10,
         shell:
-            "python -m cova fig1 --dataset {input.data} --inputs {input.inputs} --cova {input.cova}"
-            " --cova-scores {input.cova_scores} --tsne {input.tsne} --tsne-scores {input.tsne_scores}"
+            "python -m cova --threads {threads} fig1 --dataset {input.data} --inputs {input.inputs}"
+            " --cova {input.cova} --cova-scores {input.cova_scores} --tsne {input.tsne} --tsne-scores {input.tsne_scores}"
             " --out {output} 2> {log}"
 
 
@@ -66,5 +66,5 @@ rule experiment:
         mem_mb=4000,
         runtime=20,
     shell:
-        "python -m cova experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
+        "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
         " --html {output.html} 2> {log}"

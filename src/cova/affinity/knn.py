@@ -30,6 +30,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..checks import check_matrix
+
 __all__ = ["nearest_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
 
 METHODS: tuple[str, ...] = ("auto", "exact", "pynndescent")
@@ -43,14 +45,7 @@ _RECOMPUTE_ELEMENTS: int = 1 << 22
 
 
 def _check_X(X: np.ndarray) -> np.ndarray:
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (samples × features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be non-empty, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values")
-    return X
+    return check_matrix(X, "X", contiguous=True)
 
 
 def pair_sq_distances(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

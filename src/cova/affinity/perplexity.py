@@ -1,10 +1,15 @@
-"""Perplexity calibration of the Gaussian conditional probabilities P_{j|i} (spec §2.1(a), the [20]/t-SNE recipe).
+"""Perplexity calibration of the Gaussian conditional probabilities P_{j|i} (van der Maaten & Hinton 2008, Eq. 1 and
+Sec. 2; COVA footnote 1), the one entropy bisection of the package.
 
 Written by hand (numba) rather than taken from a library: the calibration needs a per-row entropy bisection on a
 *sparse candidate set* (the 3·perplexity nearest neighbours) that returns P itself. sklearn's
 ``sklearn.manifold._utils._binary_search_perplexity`` is private, and openTSNE's equivalent is an internal Cython
 routine behind :class:`openTSNE.affinity.PerplexityBasedNN` (which also always symmetrises and renormalises);
 neither is a public function returning the conditional P. openTSNE is used in the tests as a cross-check.
+
+:func:`conditional_probabilities` calibrates over a sparse candidate set and returns P;
+:func:`calibrate_precisions` calibrates full distance rows (the query itself excluded) and returns the precisions β_i, which is what the
+smoothed retrieval measures of NeRV (Venna et al. 2010, Eq. 3) need. Both run the same bisection.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from scipy.special import logsumexp
 
-__all__ = ["conditional_probabilities"]
+__all__ = ["conditional_probabilities", "calibrate_precisions", "log_conditional_probabilities"]
 
 
 @njit(cache=True)
@@ -24,7 +30,7 @@ def _row_probabilities(
     """Calibrate one row in place: ``d`` holds d²_ij − min_j d²_ij (≥ 0), ``p`` receives P_{j|i}.
 
     Bisection on β (start 1; double while too flat / halve while too peaked until bracketed, then bisect), stopping
-    when |H − ln(perplexity)| < tol or after ``max_iter`` evaluations. Returns the final entropy (nats).
+    when |H − ln(perplexity)| < tol or after ``max_iter`` evaluations. Returns the final β.
     H = ln Σ_j e^{−β d_j} + β Σ_j d_j p_j, which equals −Σ_j p_j ln p_j and never takes ln 0.
     """
     k = d.shape[0]
@@ -58,7 +64,7 @@ def _row_probabilities(
                 beta *= 0.5
             else:
                 beta = 0.5 * (beta + beta_lo)
-    return H
+    return beta
 
 
 @njit(cache=True, parallel=True)
@@ -85,7 +91,8 @@ def conditional_probabilities(
     max_iter: int = 100,
 ) -> np.ndarray:
     """P_{j|i} = exp(−β_i d²_ij) / Σ_m exp(−β_i d²_im) over each row's candidate set, with β_i calibrated so that
-    the entropy H_i = −Σ_j P_{j|i} ln P_{j|i} equals ln(perplexity) (spec §2.1(a); paper footnote 1 / [20]).
+    the entropy H_i = −Σ_j P_{j|i} ln P_{j|i} equals ln(perplexity) (van der Maaten & Hinton 2008, Sec. 2; COVA
+    footnote 1).
 
     Parameters
     ----------
@@ -120,3 +127,83 @@ def conditional_probabilities(
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be ≥ 1, got {max_iter}")
     return _calibrate(d2, math.log(perplexity), float(tol), int(max_iter))
+
+
+@njit(cache=True, parallel=True)
+def _calibrate_rows(D2: np.ndarray, self_cols: np.ndarray, target: float, tol: float,
+                    max_iter: int) -> np.ndarray:  # pragma: no cover - jit
+    b, n = D2.shape
+    out = np.empty(b, dtype=np.float64)
+    for r in prange(b):  # rows are independent: the result does not depend on the thread count
+        s = self_cols[r]
+        m = n - 1 if s >= 0 else n
+        d = np.empty(m, dtype=np.float64)
+        row_min = np.inf
+        t = 0
+        for j in range(n):
+            if j != s:
+                d[t] = D2[r, j]
+                if d[t] < row_min:
+                    row_min = d[t]
+                t += 1
+        for j in range(m):
+            d[j] -= row_min
+        p = np.empty(m, dtype=np.float64)
+        out[r] = _row_probabilities(d, target, tol, max_iter, p)
+    return out
+
+
+#: Entropy tolerance (nats) of :func:`calibrate_precisions`.
+ENTROPY_TOL = 1e-10
+#: Maximum number of bisection steps per row of :func:`calibrate_precisions`.
+ENTROPY_MAX_ITER = 200
+
+
+def calibrate_precisions(distances_sq: np.ndarray, n_neighbors: float, self_cols: np.ndarray | None = None, *,
+                         tol: float = ENTROPY_TOL, max_iter: int = ENTROPY_MAX_ITER) -> np.ndarray:
+    """β_i = 1/σ_i² such that p_{j|i} ∝ exp(−β_i d²_ij) over the row's other points has entropy ln(n_neighbors)
+    (NeRV, Venna et al. 2010, Eq. 3 and Sec. 2.2; the same bisection as :func:`conditional_probabilities`).
+
+    Parameters
+    ----------
+    distances_sq : (b, n) squared distances from query row r to all n points.
+    n_neighbors : the "effective number of neighbours" k (perplexity); natural-log entropy target ln k.
+    self_cols : (b,) column of the query itself in each row (excluded; −1 = none), or ``None`` when ``b == n``
+        and row r is point r (``self_cols = arange(n)``).
+    tol, max_iter : stop when |H − ln k| < ``tol`` or after ``max_iter`` steps. Rows whose target is unreachable
+        (more than k points tied at the minimum distance) end with a huge but finite β.
+
+    Returns (b,) float64. Raises ValueError when k is not in (1, number of other points).
+    """
+    D2 = np.ascontiguousarray(distances_sq, dtype=np.float64)
+    if D2.ndim != 2:
+        raise ValueError(f"distances_sq must be 2-D; got shape {D2.shape}")
+    b, n = D2.shape
+    if self_cols is None:
+        if b != n:
+            raise ValueError("self_cols is required when distances_sq is not square")
+        self_cols = np.arange(n)
+    cols = np.ascontiguousarray(self_cols, dtype=np.int64)
+    if cols.shape != (b,):
+        raise ValueError(f"self_cols must have shape ({b},), got {cols.shape}")
+    n_other = n - 1 if np.any(cols >= 0) else n
+    k = float(n_neighbors)
+    if not (1.0 < k < n_other):
+        raise ValueError(f"the effective number of neighbours must lie in (1, {n_other}); got {k}")
+    return _calibrate_rows(D2, cols, math.log(k), float(tol), int(max_iter))
+
+
+def log_conditional_probabilities(distances_sq: np.ndarray, beta: np.ndarray,
+                                  self_cols: np.ndarray | None = None) -> np.ndarray:
+    """log p_{j|i} = −β_i d²_ij − log Σ_{m≠i} exp(−β_i d²_im) by log-sum-exp (NeRV Eqs. 2–3).
+
+    The query's own column is ``-inf`` (p_{i|i} = 0); every other entry is finite. ``self_cols`` as in
+    :func:`calibrate_precisions`."""
+    D2 = np.asarray(distances_sq, dtype=np.float64)
+    b = D2.shape[0]
+    if self_cols is None:
+        self_cols = np.arange(b)
+    A = -np.asarray(beta, dtype=np.float64)[:, None] * D2
+    A[np.arange(b), self_cols] = -np.inf
+    A -= logsumexp(A, axis=1)[:, None]
+    return A

@@ -1,4 +1,4 @@
-"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 4-6) and prototypes Υ (spec 2.2-2.4)."""
+"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 4-6) and prototypes Υ (Sec. 3.1.1)."""
 
 from .confidence import (
     CONFIDENCE_KINDS,

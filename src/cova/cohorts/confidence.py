@@ -21,6 +21,8 @@ from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist
 from scipy.special import ndtr
 
+from ..checks import check_graph, check_labels, check_matrix
+
 __all__ = [
     "label_matrix",
     "similarity_to_centres",
@@ -43,59 +45,12 @@ DENSITIES: tuple[str, ...] = ("normal", "student_t", "raw", "cdf")
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _check_labels(labels: ArrayLike, n_cohorts: int | None = None) -> tuple[np.ndarray, int]:
-    """Validate ``labels`` and return them as int64 together with the number of cohorts ``c``."""
-    y = np.asarray(labels)
-    if y.ndim != 1:
-        raise ValueError(f"labels must be a 1-D array, got shape {y.shape}")
-    if y.size == 0:
-        raise ValueError("labels must contain at least one sample")
-    if not (np.issubdtype(y.dtype, np.integer) and y.dtype != np.bool_):
-        raise ValueError(f"labels must have an integer dtype (cohort indices 0..c-1), got {y.dtype}")
-    y = y.astype(np.int64, copy=False)
-    if y.min() < 0:
-        raise ValueError(f"labels must be non-negative cohort indices 0..c-1, got minimum {int(y.min())}")
-    c_min = int(y.max()) + 1
-    if n_cohorts is None:
-        c = c_min
-    else:
-        if isinstance(n_cohorts, bool) or not isinstance(n_cohorts, (int, np.integer)):
-            raise ValueError(f"n_cohorts must be a positive int or None, got {n_cohorts!r}")
-        c = int(n_cohorts)
-        if c < c_min:
-            raise ValueError(f"n_cohorts={c} is too small: labels contain cohort index {c_min - 1}")
-    return y, c
+_check_labels = check_labels
+_check_W = check_graph
 
 
 def _check_X(X: ArrayLike | None, n_samples: int, name: str = "X") -> np.ndarray:
-    if X is None:
-        raise ValueError(f"{name} is required for this computation (got None)")
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] != n_samples:
-        raise ValueError(f"{name} must have shape ({n_samples}, d) to match labels, got {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return X
-
-
-def _check_W(W: ArrayLike | sp.spmatrix | None, n_samples: int) -> sp.csr_matrix:
-    """Return ``W`` as a float64 CSR matrix of shape (l, l); dense input is accepted but converted to sparse."""
-    if W is None:
-        raise ValueError("W is required for this computation (got None)")
-    if sp.issparse(W):
-        Ws = sp.csr_matrix(W, dtype=np.float64)
-    else:
-        Wd = np.asarray(W, dtype=np.float64)
-        if Wd.ndim != 2:
-            raise ValueError(f"W must be a 2-D (l, l) matrix, got shape {Wd.shape}")
-        Ws = sp.csr_matrix(Wd)
-    if Ws.shape != (n_samples, n_samples):
-        raise ValueError(f"W must have shape ({n_samples}, {n_samples}) to match labels, got {Ws.shape}")
-    if Ws.nnz and not np.all(np.isfinite(Ws.data)):
-        raise ValueError("W contains NaN or infinite values")
-    if Ws.nnz and Ws.data.min() < 0:
-        raise ValueError(f"W must have non-negative weights, got minimum {Ws.data.min():.3g}")
-    return Ws
+    return check_matrix(X, name, n_rows=n_samples)
 
 
 def _cohort_sizes(y: np.ndarray, c: int) -> np.ndarray:

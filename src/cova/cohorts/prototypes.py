@@ -15,10 +15,12 @@ from typing import Literal
 from collections.abc import Callable
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..affinity.graphs import fix_signs, spectral_embedding
+from ..manifolds import Euclidean, momentum_gradient_descent
+from ..objectives.kl import joint_kl_small
 from .confidence import _check_labels, _check_X, _cohort_means
 from .proximity import _check_square, cohort_proximity, gaussian_similarity
 
@@ -98,16 +100,8 @@ def classical_mds(D: ArrayLike, n_components: int = 2) -> np.ndarray:
     order = np.argsort(evals)[::-1][:n_components]
     lam = np.clip(evals[order], 0.0, None)
     Z = evecs[:, order] * np.sqrt(lam)[None, :]
-    _fix_signs(Z)
+    fix_signs(Z)
     return Z
-
-
-def _fix_signs(Z: np.ndarray) -> None:
-    """In place: flip each column so that its entry of largest |value| is positive."""
-    idx = np.argmax(np.abs(Z), axis=0)
-    s = np.sign(Z[idx, np.arange(Z.shape[1])])
-    s[s == 0] = 1.0
-    Z *= s[None, :]
 
 
 def similarity_to_distance(S: ArrayLike) -> np.ndarray:
@@ -137,45 +131,13 @@ def similarity_to_distance(S: ArrayLike) -> np.ndarray:
 
 
 def _tsne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
-    """Exact t-SNE objective and gradient for joint affinities P (c x c, symmetric, zero diagonal).
-
-    KL(P || Q) = sum_{p_ij > 0} p_ij log(p_ij / q_ij), q_ij = qt_ij / sum_{m != n} qt_mn, qt_ij = (1 + ||y_i - y_j||²)⁻¹,
-    and dKL/dy_i = 4 sum_j (p_ij - q_ij) qt_ij (y_i - y_j). The two agree (gradient of the value) when P sums to 1;
-    the optimiser also calls it with the exaggerated P (sum 4), where only the gradient is used, as in t-SNE.
-    """
-    sq = np.sum(Y * Y, axis=1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T), 0.0)
-    num = 1.0 / (1.0 + d2)
-    np.fill_diagonal(num, 0.0)
-    Q = num / num.sum()
-    PQ = (P - Q) * num
-    grad = 4.0 * (PQ.sum(axis=1)[:, None] * Y - PQ @ Y)
-    mask = P > 0
-    kl = float(np.sum(P[mask] * (np.log(P[mask]) - np.log(np.maximum(Q[mask], np.finfo(np.float64).tiny)))))
-    return kl, grad
+    """t-SNE's KL(P ‖ Q) and gradient for the small joint P (:func:`cova.objectives.kl.joint_kl_small`)."""
+    return joint_kl_small(Y, P, "student")
 
 
 def _sne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
-    """Symmetric-SNE objective and gradient for joint affinities P (c x c, symmetric, zero diagonal).
-
-    Gaussian output kernel: q_ij = qt_ij / sum_{m != n} qt_mn, qt_ij = exp(-||y_i - y_j||²);
-    KL(P || Q) = sum_{p_ij > 0} p_ij log(p_ij / q_ij) and dKL/dy_i = 4 sum_j (p_ij - q_ij)(y_i - y_j) (valid when P
-    sums to 1; with the exaggerated P only the gradient is used, as for t-SNE). The kernel is evaluated as
-    exp(-(d² - min_offdiag d²)), which leaves Q unchanged but cannot underflow to an all-zero sum.
-    """
-    c = Y.shape[0]
-    sq = np.sum(Y * Y, axis=1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (Y @ Y.T), 0.0)
-    off = ~np.eye(c, dtype=bool)
-    shift = d2[off].min()
-    np.fill_diagonal(d2, np.inf)  # exp(-inf) = 0: zero diagonal without overflow
-    num = np.exp(-(d2 - shift))
-    Q = num / num.sum()
-    PQ = P - Q
-    grad = 4.0 * (PQ.sum(axis=1)[:, None] * Y - PQ @ Y)
-    mask = P > 0
-    kl = float(np.sum(P[mask] * (np.log(P[mask]) - np.log(np.maximum(Q[mask], np.finfo(np.float64).tiny)))))
-    return kl, grad
+    """Symmetric SNE's KL(P ‖ Q) and gradient for the small joint P (:func:`cova.objectives.kl.joint_kl_small`)."""
+    return joint_kl_small(Y, P, "gaussian")
 
 
 def _as_similarity(M: np.ndarray, kind: str, method: str) -> np.ndarray:
@@ -212,24 +174,17 @@ def _tsne_run(
     eta: float,
     objective: _Objective = _tsne_kl_and_grad,
 ) -> tuple[np.ndarray, float]:
-    exaggeration, exaggeration_iters = 4.0, 100
-    momentum_switch = 250
-    min_gain = 0.01
+    """One seeded run of t-SNE's reference optimiser (van der Maaten & Hinton 2008, Sec. 3.4): start N(0, 10⁻⁴ I),
+    early exaggeration 4 for 100 iterations, momentum 0.5 then 0.8 from iteration 250, reference gains rule with
+    floor 0.01, re-centring after every step. Returns (Y, final KL)."""
+    exaggeration = 4.0
     Y = rng.normal(0.0, 1e-2, size=(P.shape[0], n_components))  # N(0, 1e-4 I): variance 1e-4, std 1e-2
-    update = np.zeros_like(Y)
-    gains = np.ones_like(Y)
     Pex = P * exaggeration
-    for it in range(n_iter):
-        _, grad = objective(Y, Pex if it < exaggeration_iters else P)
-        momentum = 0.5 if it < momentum_switch else 0.8
-        same = (grad > 0) == (update > 0)
-        gains = np.where(same, gains * 0.8, gains + 0.2)
-        np.maximum(gains, min_gain, out=gains)
-        update = momentum * update - eta * gains * grad
-        Y = Y + update
-        Y -= Y.mean(axis=0)
-    kl, _ = objective(Y, P)
-    return Y, kl
+    res = momentum_gradient_descent(
+        lambda Y: objective(Y, P), Y, manifold=Euclidean(centre=True), max_iter=n_iter, gtol=None,
+        learning_rate=eta, momentum=(0.5, 0.8), momentum_switch_iter=250, min_gain=0.01, gains="reference",
+        exaggerated_grad=lambda Y: objective(Y, Pex)[1], exaggeration_iter=100, log_every=0)
+    return res.x, res.fun
 
 
 def tsne_prototypes(
@@ -366,13 +321,7 @@ def laplacian_prototypes(
     if np.any(deg <= 0):
         iso = np.flatnonzero(deg <= 0).tolist()
         raise ValueError(f"cohorts {iso} have zero similarity to every other cohort; Laplacian eigenmaps undefined")
-    L = np.diag(deg) - S
-    evals, evecs = scipy.linalg.eigh(L, np.diag(deg))
-    keep = np.flatnonzero(evals > 1e-9)[:n_components]
-    Z = np.zeros((c, n_components))
-    Z[:, : keep.size] = evecs[:, keep]
-    _fix_signs(Z)
-    return Z
+    return spectral_embedding(S, int(n_components), solver="dense")
 
 
 def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:

@@ -14,6 +14,9 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist
 
+from ..affinity.graphs import knn_graph
+from ..checks import check_square
+
 from .confidence import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
 
 __all__ = [
@@ -37,13 +40,7 @@ MATRIX_KINDS: tuple[str, ...] = ("distance", "similarity")
 _PAIR_BLOCK_ENTRIES = 1 << 22
 
 
-def _check_square(M: ArrayLike, name: str) -> np.ndarray:
-    M = np.asarray(M, dtype=np.float64)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"{name} must be a square (c, c) matrix, got shape {M.shape}")
-    if not np.all(np.isfinite(M)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return M
+_check_square = check_square
 
 
 def centre_distances(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
@@ -218,12 +215,7 @@ def cluster_graph(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None,
     c = S.shape[0]
     if not 1 <= n_neighbors < c:
         raise ValueError(f"cluster_graph needs 1 <= n_neighbors < c = {c}, got {n_neighbors}")
-    off = S.copy()
-    np.fill_diagonal(off, -np.inf)
-    order = np.argsort(-off, axis=1, kind="stable")[:, :n_neighbors]
-    A = np.zeros((c, c))
-    A[np.repeat(np.arange(c), n_neighbors), order.ravel()] = 1.0
-    return np.maximum(A, A.T)
+    return knn_graph(S, n_neighbors, kind="similarity").astype(np.float64)
 
 
 def cohort_proximity(

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from ..checks import check_matrix
 from .confidence import _check_labels
 
 __all__ = ["relation_features", "RelationFeatures", "compacted_features", "resolve_n_prototypes"]
@@ -27,12 +28,7 @@ BLOCK_ENTRIES = 1 << 22
 
 
 def _check_matrix(X: ArrayLike, name: str = "X") -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 1:
-        raise ValueError(f"{name} must be a non-empty 2-D (l, d) array, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return X
+    return check_matrix(X, name)
 
 
 def resolve_n_prototypes(n_prototypes: int | float, n_samples: int) -> int:

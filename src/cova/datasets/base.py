@@ -12,6 +12,9 @@ import scipy.sparse as sp
 
 from ..io import save_npz_atomic
 
+#: ``meta`` keys that may hold one name per sample, in order of preference.
+SAMPLE_NAME_KEYS = ("sample_names", "paper_ids", "vertex_names")
+
 
 @dataclass
 class Dataset:
@@ -23,7 +26,8 @@ class Dataset:
     labels : (l,) int64 array of cohort indices in ``0..c-1``.
     label_names : c names, ``label_names[j]`` names cohort ``j``.
     relations : optional sparse (l, l) relation matrix (e.g. Cora's citations), ``None`` if absent.
-    meta : JSON-serialisable facts about the data (source, generator parameters, subset used, ...).
+    meta : JSON-serialisable facts about the data (source, generator parameters, subset used, ...); optional
+        ``sample_names`` / ``feature_names`` lists name the rows / columns of X (see :attr:`sample_names`).
     """
 
     X: np.ndarray
@@ -56,6 +60,24 @@ class Dataset:
     @property
     def n_cohorts(self) -> int:
         return len(self.label_names)
+
+    @property
+    def sample_names(self) -> list[str]:
+        """One name per sample: ``meta["sample_names"]``, else the identifiers a loader recorded
+        (``paper_ids``, ``vertex_names``), else ``"sample i"``."""
+        for key in SAMPLE_NAME_KEYS:
+            names = self.meta.get(key)
+            if isinstance(names, list) and len(names) == self.n_samples:
+                return [str(v) for v in names]
+        return [f"sample {i}" for i in range(self.n_samples)]
+
+    @property
+    def feature_names(self) -> list[str]:
+        """One name per column of X: ``meta["feature_names"]`` if a loader recorded it, else ``"feature j"``."""
+        names = self.meta.get("feature_names")
+        if isinstance(names, list) and len(names) == self.X.shape[1]:
+            return [str(v) for v in names]
+        return [f"feature {j}" for j in range(self.X.shape[1])]
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the dataset to ``path`` (an ``.npz``) atomically: temporary file, then rename."""

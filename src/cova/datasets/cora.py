@@ -2,7 +2,7 @@
 
 Source: https://linqs-data.soe.ucsc.edu/public/lbc/cora.tgz (McCallum et al. 2000; Sen et al. 2008), files
 ``cora.content`` (``<paper_id> <1433 binary words> <class_label>``, tab-separated) and ``cora.cites``
-(``<cited paper id>\\t<citing paper id>``: the link is right-to-left, see the upstream README and spec §2.6).
+(``<cited paper id>\\t<citing paper id>``: the link is right-to-left, see the upstream README).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from .base import Dataset
 def cora(raw_dir: str | os.PathLike) -> Dataset:
     """Load Cora from ``raw_dir/cora.content`` and ``raw_dir/cora.cites``.
 
-    - ``X``: the 2,708×1,433 binary word matrix, rows in the order of ``cora.content`` (spec §2.6).
+    - ``X``: the 2,708×1,433 binary word matrix, rows in the order of ``cora.content`` (the word vectors
+      of COVA App. H.3).
     - ``labels``: class indices in **alphabetical** order of the class names (Case_Based=0, Genetic_Algorithms,
       Neural_Networks, Probabilistic_Methods, Reinforcement_Learning, Rule_Learning, Theory=6).
     - ``relations``: the **directed** binary citation matrix Θ with ``θ[citing, cited] = 1`` (a ``cora.cites``

@@ -10,7 +10,8 @@ yourself and save one of:
 - ``.h5``/``.hdf5`` with datasets ``X``, ``labels`` and optionally ``label_names`` (needs ``h5py``).
 
 Nothing is unpickled (``allow_pickle=False``). Without real features, use the clearly labelled synthetic
-stand-in :func:`cova.datasets.synthetic.places_shaped`, or MNIST / Fashion-MNIST / COIL-20 (spec §7).
+stand-in :func:`cova.datasets.synthetic.places_shaped`, or MNIST / Fashion-MNIST / COIL-20 (see
+``docs/papers.md``, COVA, for how the Places2 protocols are run on stand-ins).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Synthetic data sets of the COVA paper (Sec. 4.1, Table 3, H.1).
 
-The paper defines none of its generators; these follow ``shared/specs/000-cova.md`` §7, which checked them
-against the paper's LLE numbers (Table 3). Every generator is seeded and returns a :class:`Dataset`.
+The paper defines none of its generators; these are ours (``docs/papers.md``, COVA, "Synthetic data"). Our
+cylinders give LLE S_n values close to the paper's Table 3. Every generator is seeded and returns a
+:class:`Dataset`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from .base import Dataset
 
 
 def sinusoid(n_samples: int = 1000, n_cohorts: int = 6, noise: float = 0.15, random_state: int = 0) -> Dataset:
-    """Sinusoid (COVA Fig. 1, Table H.1/H.2; spec §7).
+    """Sinusoid (COVA Fig. 1, Table H.1/H.2; generator [ours]).
 
     ``t ~ U[0, 4π]`` (sorted), ``x = t``, ``y = 2 sin t``, plus ``N(0, noise²)`` on both coordinates;
     cohorts are ``n_cohorts`` segments of equal length in ``t`` (≈167 points each for the defaults).
@@ -27,7 +28,7 @@ def sinusoid(n_samples: int = 1000, n_cohorts: int = 6, noise: float = 0.15, ran
 
 
 def swiss_roll(n_samples: int = 2000, n_cohorts: int = 4, noise: float = 0.05, random_state: int = 0) -> Dataset:
-    """Swiss roll (COVA Table 3; spec §7).
+    """Swiss roll (COVA Table 3; generator [ours]).
 
     ``t = 1.5π(1 + 2u)``, ``u ~ U[0,1]``, height ``h ~ U[0, 21]``, ``X = (t cos t, h, t sin t) + N(0, noise²)``;
     cohorts are the ``n_cohorts`` quantile groups of ``t`` (500 each for the defaults).
@@ -51,7 +52,7 @@ def _cylinder_surface(n_samples: int, noise: float, rng: np.random.Generator) ->
 
 
 def cylinder1(n_samples: int = 2000, n_sectors: int = 6, noise: float = 0.02, random_state: int = 0) -> Dataset:
-    """Cylinder1 (COVA Table 3; spec §7): lateral surface of radius 1 and height 3, cohorts = angular sectors.
+    """Cylinder1 (COVA Table 3; generator [ours]): lateral surface of radius 1 and height 3, cohorts = angular sectors.
 
     ``θ ~ U[0, 2π)``, ``h ~ U[0, 3]``, ``X = (cos θ, sin θ, h) + N(0, noise²)``; ``n_sectors`` sectors of 360°/n.
     """
@@ -65,7 +66,7 @@ def cylinder1(n_samples: int = 2000, n_sectors: int = 6, noise: float = 0.02, ra
 
 def cylinder2(n_samples: int = 2000, n_sectors: int = 4, n_bands: int = 3, noise: float = 0.02,
               random_state: int = 0) -> Dataset:
-    """Cylinder2 (COVA Table 3/4, Fig. 2; spec §7): the Cylinder1 surface cut into sectors × height bands.
+    """Cylinder2 (COVA Table 3/4, Fig. 2; generator [ours]): the Cylinder1 surface cut into sectors × height bands.
 
     Defaults give ``c = 12`` cohorts (4 angular sectors × 3 height bands); cohort ``j = band·n_sectors + sector``.
     """
@@ -89,7 +90,7 @@ def _grid_labels(u: np.ndarray, v: np.ndarray, n_u: int, n_v: int) -> np.ndarray
 
 def s_curve(n_samples: int = 1000, n_t_bins: int = 4, n_h_bins: int = 2, noise: float = 0.0,
             random_state: int = 0) -> Dataset:
-    """S-curve (NeRV paper, Venna et al. 2010, Figs. 3–7; spec 001 §5): a 2-D S-shaped surface in 3-D.
+    """S-curve (NeRV paper, Venna et al. 2010, Figs. 3–7): a 2-D S-shaped surface in 3-D.
 
     As scikit-learn's ``make_s_curve``: ``t = 3π(u − ½)``, ``u ~ U[0,1]``, height ``h ~ U[0, 2]``,
     ``X = (sin t, h, sign(t)(cos t − 1)) + N(0, noise²)`` (``noise > 0`` gives the paper's "noisy S-curve"; its
@@ -113,7 +114,8 @@ def s_curve(n_samples: int = 1000, n_t_bins: int = 4, n_h_bins: int = 2, noise: 
 
 def sphere(n_samples: int = 1000, n_lon_bins: int = 4, n_lat_bins: int = 2, noise: float = 0.0,
            random_state: int = 0) -> Dataset:
-    """Unit sphere surface in 3-D (NeRV paper Fig. 2; dredviz ships 1,000 such points; spec 001 §5).
+    """Unit sphere surface in 3-D (NeRV paper Fig. 2; the authors' toolbox dredviz ships 1,000
+    such points).
 
     Points are uniform on the sphere: normalised standard-normal 3-vectors, plus ``N(0, noise²)`` if
     ``noise > 0``. Cohorts are a coarse grid of the intrinsic coordinates: ``n_lon_bins`` equal sectors of the

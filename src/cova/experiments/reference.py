@@ -10,7 +10,7 @@ from typing import Any
 
 REFERENCE: dict[str, dict[str, Any]] = {
     "cova_table_h2": {
-        "source": "COVA Table H.2 (manual prototypes; ours: ring prototypes, spec §7)",
+        "source": "COVA Table H.2 (manual prototypes; ours: ring prototypes, docs/papers.md)",
         "rows": {
             ("sinusoid", "cova_e1"): {"s_n": 70.1, "s_c": 99.4, "s_s": 99.4},
             ("sinusoid", "cova_e2"): {"s_n": 51.7, "s_c": 99.8, "s_s": 99.9},

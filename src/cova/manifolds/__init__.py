@@ -1,15 +1,25 @@
-"""Manifolds and optimisers for COVA's iterative models (Sec. 3.1.4, 3.2.1, Appendix B, Tables F.1–F.2).
+"""Manifolds and the optimisers that run on them (COVA Sec. 3.1.4, 3.2.1, Appendix B, Tables F.1–F.2).
 
-- :mod:`.noncompact_stiefel`: R_*^{l×k} for E2–E4 (identity tangent projection, rank-repairing retraction);
-- :mod:`.stiefel`: St(k̃, k) for P1–P4 (tangent projection, QR and polar retractions);
-- :mod:`.optimize`: Riemannian gradient descent with Armijo line search, SGD batches, and the t-SNE-style
-  momentum/gains scheme (one gradient per iteration).
+Manifold objects (:class:`~.base.Manifold`: ``project(x, g)``, ``retract(x, u)``):
+
+- :class:`~.euclidean.Euclidean`: R^{l×k}, optionally re-centred after every step (SNE, t-SNE, prototypes);
+- :class:`~.noncompact_stiefel.NoncompactStiefel`: R_*^{l×k} for E2–E4 (rank-repairing retraction);
+- :class:`~.stiefel.Stiefel`: St(k̃, k) for P1–P4 (tangent projection, QR and polar retractions);
+- :class:`~.sphere.Sphere`: every row on a sphere of a given radius.
+
+Solvers (:mod:`.optimize`), each taking the manifold as a parameter: Riemannian gradient descent with Armijo line
+search, its SGD-batch variant, and the t-SNE momentum/gains scheme.
 """
 
 from . import noncompact_stiefel, stiefel
-from .optimize import (OptimizeResult, batch_inputs, euclidean_projection, momentum_gradient_descent,
-                       riemannian_gradient_descent, sgd_batches)
+from .base import FunctionManifold, Manifold
+from .euclidean import Euclidean
+from .noncompact_stiefel import NoncompactStiefel
+from .optimize import (GAINS_RULES, OptimizeResult, batch_inputs, euclidean_projection, momentum_gradient_descent,
+                       riemannian_gradient_descent, sgd_batches, update_gains)
+from .sphere import Sphere
+from .stiefel import Stiefel
 
-__all__ = ["noncompact_stiefel", "stiefel", "OptimizeResult", "riemannian_gradient_descent",
-           "momentum_gradient_descent", "sgd_batches",
-           "batch_inputs", "euclidean_projection"]
+__all__ = ["noncompact_stiefel", "stiefel", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
+           "Stiefel", "Sphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
+           "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .base import Manifold
+
 #: Lifted singular values are set to this multiple of max(σ_max, 1) (spec §3.3 [assumption]).
 LIFT = 1e-8
 
@@ -44,3 +46,15 @@ def retract(Z: np.ndarray, xi: np.ndarray, *, check_rank: bool = True) -> np.nda
     floor = LIFT * max(float(sigma[0]), 1.0)
     sigma = np.where(sigma <= tau, floor, sigma)
     return (A * sigma) @ Bt
+
+
+class NoncompactStiefel(Manifold):
+    """R_*^{l×k} as a manifold object: identity projection, :func:`retract` with its scheduled rank check."""
+
+    has_rank_check = True
+
+    def project(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
+        return g
+
+    def retract(self, x: np.ndarray, u: np.ndarray, *, check_rank: bool = True) -> np.ndarray:
+        return retract(x, u, check_rank=check_rank)

@@ -1,20 +1,27 @@
-"""Riemannian gradient descent with Armijo line search (Table F.1), SGD batches (Table F.2), and a t-SNE-style
-momentum/gains scheme with one gradient evaluation per iteration (:func:`momentum_gradient_descent`, issue #8).
+"""The two solvers of the package, each taking the manifold as a parameter (:mod:`cova.manifolds.base`):
 
-Used with :mod:`.noncompact_stiefel` for COVA-E2–E4 (Z ∈ R_*^{l×k}) and with :mod:`.stiefel` for P1–P4
-(U ∈ St(k̃, k)). Spec §3.3–§3.4; the "standard line search" of the paper is Armijo backtracking [assumption].
+- :func:`riemannian_gradient_descent`: Riemannian gradient descent with Armijo backtracking (COVA Table F.1,
+  Eq. 19), and :func:`sgd_batches`, its sample-batch variant (Table F.2);
+- :func:`momentum_gradient_descent`: the fixed-step momentum + delta-bar-delta gains scheme of t-SNE
+  (van der Maaten & Hinton 2008, Sec. 3.4; Jacobs 1988), one gradient evaluation per iteration, with an optional
+  early-exaggeration phase.
+
+COVA-E2–E4 run on :class:`~.noncompact_stiefel.NoncompactStiefel`, P1–P4 on :class:`~.stiefel.Stiefel`, SNE,
+t-SNE and the prototype generators on :class:`~.euclidean.Euclidean` with re-centring. The paper's "standard line
+search" is taken to be Armijo backtracking.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 import scipy.sparse as sp
+
+from .base import FunctionManifold, Manifold, accepts_keyword
 
 log = logging.getLogger("cova")
 
@@ -22,14 +29,18 @@ FunAndGrad = Callable[[np.ndarray], tuple[float, np.ndarray]]
 Retraction = Callable[..., np.ndarray]
 Projection = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
+#: Gains rules of :func:`momentum_gradient_descent`.
+GAINS_RULES: tuple[str, ...] = ("reference", "offset")
+
 
 @dataclass
 class OptimizeResult:
-    """Outcome of :func:`riemannian_gradient_descent` or :func:`sgd_batches`.
+    """Outcome of :func:`riemannian_gradient_descent`, :func:`momentum_gradient_descent` or :func:`sgd_batches`.
 
-    ``history`` holds f at x0 and after every accepted step (non-increasing within one objective);
-    ``grad_norm`` is the Frobenius norm of the Riemannian gradient at ``x``; ``converged`` is True when it fell to
-    ``gtol`` times the initial norm; ``step`` is the last accepted step size γ; ``message`` says why it stopped.
+    ``history`` holds f at x0 and after every accepted step (non-increasing within one objective; Armijo) or at
+    the log points (momentum); ``grad_norm`` is the Frobenius norm of the Riemannian gradient at ``x``;
+    ``converged`` is True when it fell to ``gtol`` times the initial norm; ``step`` is the last accepted step size
+    γ (Armijo) or the learning rate (momentum); ``message`` says why it stopped.
     """
 
     x: np.ndarray
@@ -47,40 +58,44 @@ def euclidean_projection(x: np.ndarray, g: np.ndarray) -> np.ndarray:
     return g
 
 
-def _final_rank_check(retract: Retraction, x: np.ndarray) -> tuple[np.ndarray, bool]:
+def _manifold(manifold: Manifold | None, retract: Retraction | None, project: Projection | None) -> Manifold:
+    """The manifold a solver runs on: ``manifold``, or one built from a ``retract``/``project`` pair."""
+    if manifold is not None:
+        if retract is not None or project is not None:
+            raise ValueError("pass either manifold or retract/project, not both")
+        return manifold
+    if retract is None:
+        raise ValueError("a manifold (or a retract function) is required")
+    return FunctionManifold(retract, project)
+
+
+def _final_rank_check(manifold: Manifold, x: np.ndarray) -> tuple[np.ndarray, bool]:
     """``retract(x, 0, check_rank=True)`` after a run that stopped on an unchecked step: returns the (possibly
     rank-lifted) iterate and whether it changed."""
-    fixed = retract(x, np.zeros_like(x), check_rank=True)
+    fixed = manifold.retract(x, np.zeros_like(x), check_rank=True)
     if np.array_equal(fixed, x):
         return x, False
     log.warning("final rank check lifted singular values of the iterate")
     return fixed, True
 
 
-def _accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retract: Retraction,
-                                project: Projection = euclidean_projection, max_iter: int = 1000,
-                                gtol: float = 1e-6, rank_check_every: int = 10, c1: float = 1e-4,
-                                step0: float = 1.0, min_step: float = 1e-20,
+def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manifold: Manifold | None = None,
+                                retract: Retraction | None = None, project: Projection | None = None,
+                                max_iter: int = 1000, gtol: float = 1e-6, rank_check_every: int = 10,
+                                c1: float = 1e-4, step0: float = 1.0, min_step: float = 1e-20,
                                 callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
                                 verbose: bool = False, log_every: int = 100) -> OptimizeResult:
-    """Minimise f on a manifold by x_{i+1} = R_{x_i}(−γ·grad f(x_i)) (Table F.1 / Eq. 19).
+    """Minimise f on a manifold by x_{i+1} = R_{x_i}(−γ·grad f(x_i)) (COVA Table F.1 / Eq. 19).
 
     Parameters
     ----------
     fun_and_grad : x -> (f(x), Euclidean gradient).
     x0 : starting point (copied).
-    retract : retraction ``retract(x, ξ)``. If it accepts a ``check_rank`` keyword (the noncompact Stiefel
-        retraction), it is passed ``check_rank=True`` only when ``(i+1) % rank_check_every == 0`` or at the last
-        iteration ``i = max_iter − 1`` (N_c of Table F.1), ``False`` otherwise.
-    project : tangent projection of the Euclidean gradient (``stiefel.project_tangent`` for St(k̃, k)).
+    manifold : the :class:`~cova.manifolds.base.Manifold` (tangent projection and retraction). If its
+        retraction has a rank check (``has_rank_check``, the noncompact Stiefel manifold), it is asked for only
+        when ``(i+1) % rank_check_every == 0`` or at the last iteration ``i = max_iter − 1`` (N_c of Table F.1).
+    retract, project : instead of ``manifold``, a retraction ``retract(x, ξ[, check_rank])`` and a tangent
+        projection (default the identity).
     max_iter : N, the maximum number of steps.
     gtol : stop when ‖grad‖_F ≤ gtol·‖grad_0‖_F (Riemannian gradient, relative to the initial one).
     rank_check_every : N_c ≥ 1.
@@ -95,11 +110,12 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
     When the run stops early after a step whose rank was not checked, one final ``retract(x, 0,
     check_rank=True)`` guarantees a full-rank result (it changes x only if x lost rank).
     """
+    manifold = _manifold(manifold, retract, project)
     if rank_check_every < 1:
         raise ValueError(f"rank_check_every must be >= 1, got {rank_check_every}")
     if max_iter < 0:
         raise ValueError(f"max_iter must be >= 0, got {max_iter}")
-    has_rank_check = _accepts_keyword(retract, "check_rank")
+    has_rank_check = manifold.has_rank_check
     level = logging.INFO if verbose else logging.DEBUG
 
     x = np.array(x0, dtype=float, copy=True)
@@ -107,7 +123,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
     f = float(f)
     if not np.isfinite(f):
         raise ValueError("the objective is not finite at x0")
-    rg = project(x, g)
+    rg = manifold.project(x, g)
     gn = float(np.linalg.norm(rg))
     gn0 = gn
     history = [f]
@@ -120,11 +136,10 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
             message = "gradient tolerance reached"
             break
         check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
-        kwargs = {"check_rank": check} if has_rank_check else {}
         gamma = step0 if i == 0 else 2.0 * step
         decrease = c1 * gn * gn
         while True:
-            x_new = retract(x, -gamma * rg, **kwargs)
+            x_new = manifold.retract(x, -gamma * rg, check_rank=check)
             f_new, g_new = fun_and_grad(x_new)
             f_new = float(f_new)
             if np.isfinite(f_new) and f_new <= f - gamma * decrease:
@@ -138,7 +153,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
             break
         x, f, step = x_new, f_new, gamma
         rank_checked = check or not has_rank_check
-        rg = project(x, g_new)
+        rg = manifold.project(x, g_new)
         gn = float(np.linalg.norm(rg))
         history.append(f)
         n_iter = i + 1
@@ -149,11 +164,11 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
             message = "stopped by callback"
             break
     if has_rank_check and not rank_checked:
-        x, lifted = _final_rank_check(retract, x)
+        x, lifted = _final_rank_check(manifold, x)
         if lifted:
             f, g = fun_and_grad(x)
             f = float(f)
-            rg = project(x, g)
+            rg = manifold.project(x, g)
             gn = float(np.linalg.norm(rg))
             history.append(f)
     converged = gn <= gtol * gn0
@@ -163,75 +178,114 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, ret
                           message=message, step=step)
 
 
-def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retract: Retraction,
-                              project: Projection = euclidean_projection, max_iter: int = 1000,
-                              gtol: float = 1e-6, rank_check_every: int = 10, learning_rate: float = 1.0,
-                              momentum: tuple[float, float] = (0.5, 0.8), momentum_switch_iter: int = 250,
-                              min_gain: float = 0.01,
+def update_gains(gains: np.ndarray, grad: np.ndarray, update: np.ndarray, rule: str, min_gain: float) -> np.ndarray:
+    """One delta-bar-delta step of the per-coordinate gains (Jacobs 1988), in one of two variants.
+
+    ``"reference"`` (van der Maaten's reference t-SNE code): +0.2 where ``grad > 0`` and ``update > 0`` disagree,
+    ×0.8 where they agree, then floored at ``min_gain``. ``"offset"`` (openTSNE): +0.2 where sign(update) ≠
+    sign(grad), 0.8·gains + ``min_gain`` elsewhere. They differ on the first iteration (update = 0: the reference
+    rule shrinks the gains of negative gradient coordinates, the offset rule grows every gain) and in the floor.
+    """
+    if rule == "reference":
+        same = (grad > 0) == (update > 0)
+        gains = np.where(same, gains * 0.8, gains + 0.2)
+        np.maximum(gains, min_gain, out=gains)
+        return gains
+    if rule == "offset":
+        flipped = np.sign(update) != np.sign(grad)
+        return np.where(flipped, gains + 0.2, gains * 0.8 + min_gain)
+    raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {rule!r}")
+
+
+def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manifold: Manifold | None = None,
+                              retract: Retraction | None = None, project: Projection | None = None,
+                              max_iter: int = 1000, gtol: float | None = 1e-6, rank_check_every: int = 10,
+                              learning_rate: float = 1.0, momentum: tuple[float, float] = (0.5, 0.8),
+                              momentum_switch_iter: int = 250, min_gain: float = 0.01,
+                              gains: Literal["reference", "offset"] = "offset",
+                              exaggerated_grad: Callable[[np.ndarray], np.ndarray] | None = None,
+                              exaggeration_iter: int = 0,
                               callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
                               verbose: bool = False, log_every: int = 100) -> OptimizeResult:
-    """Minimise f on a manifold with t-SNE's fixed-step scheme: one gradient evaluation per iteration.
+    """Minimise f on a manifold with t-SNE's fixed-step scheme (van der Maaten & Hinton 2008, Sec. 3.4).
 
-    Van der Maaten (2008) / openTSNE: with the Riemannian gradient g_i = P_{x_i}(∇f(x_i)),
+    With the Riemannian gradient g_i = P_{x_i}(∇f(x_i)) and u the last update:
 
-        gains ← gains + 0.2 where sign(u) ≠ sign(g), else 0.8·gains + ``min_gain`` (elementwise, u the last update),
-        u ← μ_i·u − η·gains∘g,    x_{i+1} = R_{x_i}(u),    u ← P_{x_{i+1}}(u) (projection as vector transport),
+        gains ← :func:`update_gains` (rule ``gains``),   u ← μ_i·u − η·gains∘g_i,
+        x_{i+1} = R_{x_i}(u),   u ← P_{x_{i+1}}(u) (projection as vector transport),
 
-    with μ_i = ``momentum[0]`` for the first ``momentum_switch_iter`` iterations and ``momentum[1]`` after, and
-    η = ``learning_rate``. There is no line search, so f may rise between iterations; f is evaluated only where it
-    is reported: at x0, every ``log_every`` iterations and at the end. If ``fun_and_grad`` accepts a ``need_value``
-    keyword it gets ``need_value=False`` at the other iterations and may return NaN as the value then (the
-    gradient must be exact). The retraction's rank check, ``gtol`` (checked every iteration on the Riemannian
-    gradient) and the final rank check are as in :func:`riemannian_gradient_descent`; ``callback`` receives f = NaN
-    at iterations where f was not evaluated. The run stops with a message if the gradient becomes non-finite.
+    μ_i = ``momentum[0]`` for the first ``momentum_switch_iter`` iterations and ``momentum[1]`` after, η =
+    ``learning_rate``. For the first ``exaggeration_iter`` iterations the gradient comes from
+    ``exaggerated_grad(x)`` instead (t-SNE's early exaggeration, "lying about P"; its values are not reported).
 
-    Returns an :class:`OptimizeResult` whose ``history`` holds f at x0, at every ``log_every``-th iteration and at
-    the final x, ``fun`` f at the final x (one extra evaluation: ``max_iter`` steps cost ``max_iter + 1``
-    evaluations), and ``step`` the learning rate.
+    There is no line search, so f may rise between iterations; f is evaluated only where it is reported: at x0,
+    every ``log_every`` iterations after the exaggeration phase (``log_every=0``: never) and at the end. If
+    ``fun_and_grad`` accepts a ``need_value`` keyword it gets ``need_value=False`` at the other iterations and may
+    return NaN as the value then (the gradient must be exact). The rank check and the final rank check are as in
+    :func:`riemannian_gradient_descent`; ``gtol`` is checked every iteration on the Riemannian gradient (``None``:
+    never stop early); ``callback`` receives f = NaN at iterations where f was not evaluated. The run stops with a
+    message if the gradient becomes non-finite.
+
+    Returns an :class:`OptimizeResult` whose ``history`` holds f at x0, at the log points and at the final x,
+    ``fun`` f at the final x, and ``step`` the learning rate.
     """
+    manifold = _manifold(manifold, retract, project)
     if rank_check_every < 1:
         raise ValueError(f"rank_check_every must be >= 1, got {rank_check_every}")
     if max_iter < 0:
         raise ValueError(f"max_iter must be >= 0, got {max_iter}")
     if not learning_rate > 0:
         raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
-    has_rank_check = _accepts_keyword(retract, "check_rank")
-    has_need_value = _accepts_keyword(fun_and_grad, "need_value")
+    if gains not in GAINS_RULES:
+        raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {gains!r}")
+    has_rank_check = manifold.has_rank_check
+    has_need_value = accepts_keyword(fun_and_grad, "need_value")
+    n_exaggerated = int(exaggeration_iter) if exaggerated_grad is not None else 0
     level = logging.INFO if verbose else logging.DEBUG
 
-    def evaluate(x: np.ndarray, need_value: bool) -> tuple[float, np.ndarray]:
+    def value_and_grad(x: np.ndarray, need_value: bool) -> tuple[float, np.ndarray]:
         if has_need_value:
             f, g = fun_and_grad(x, need_value=need_value)
         else:
             f, g = fun_and_grad(x)
-        return float(f), project(x, g)
+        return float(f), g
+
+    def evaluate(x: np.ndarray, iteration: int, need_value: bool) -> tuple[float, np.ndarray]:
+        """f (or NaN) and the Riemannian gradient that iteration ``iteration`` steps along."""
+        if iteration < n_exaggerated:
+            assert exaggerated_grad is not None
+            f = value_and_grad(x, True)[0] if need_value else float("nan")
+            return f, manifold.project(x, exaggerated_grad(x))
+        f, g = value_and_grad(x, need_value)
+        return f, manifold.project(x, g)
 
     x = np.array(x0, dtype=float, copy=True)
-    f, rg = evaluate(x, True)
+    f, rg = evaluate(x, 0, True)
     if not np.isfinite(f):
         raise ValueError("the objective is not finite at x0")
     gn = gn0 = float(np.linalg.norm(rg))
     history = [f]
+    have_value = True  # f belongs to the current x
     update = np.zeros_like(x)
-    gains = np.ones_like(x)
+    gain = np.ones_like(x)
     message = f"maximum number of iterations ({max_iter}) reached"
     rank_checked = True
     n_iter = 0
     for i in range(max_iter):
-        if gn <= gtol * gn0:
+        if gtol is not None and gn <= gtol * gn0:
             message = "gradient tolerance reached"
             break
         mu = momentum[0] if i < momentum_switch_iter else momentum[1]
-        flipped = np.sign(update) != np.sign(rg)
-        gains = np.where(flipped, gains + 0.2, gains * 0.8 + min_gain)
-        update = mu * update - learning_rate * gains * rg
+        gain = update_gains(gain, rg, update, gains, min_gain)
+        update = mu * update - learning_rate * gain * rg
         check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
-        x = retract(x, update, **({"check_rank": check} if has_rank_check else {}))
+        x = manifold.retract(x, update, check_rank=check)
         rank_checked = check or not has_rank_check
-        update = project(x, update)
+        update = manifold.project(x, update)
         n_iter = i + 1
-        need_value = bool(log_every) and n_iter % log_every == 0
-        f, rg = evaluate(x, need_value)
+        need_value = bool(log_every) and n_iter % log_every == 0 and n_iter >= n_exaggerated
+        f, rg = evaluate(x, n_iter, need_value)
+        have_value = need_value
         gn = float(np.linalg.norm(rg))
         if not np.isfinite(gn):
             message = "the gradient became non-finite (learning rate too large?)"
@@ -244,14 +298,15 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retra
             message = "stopped by callback"
             break
     if has_rank_check and not rank_checked:
-        x, lifted = _final_rank_check(retract, x)
+        x, lifted = _final_rank_check(manifold, x)
         if lifted:
-            f = float("nan")
-    if not np.isfinite(f):
-        f, rg = evaluate(x, True)
+            have_value = False
+    if not have_value:
+        f, g = value_and_grad(x, True)
+        rg = manifold.project(x, g)
         gn = float(np.linalg.norm(rg))
         history.append(f)
-    converged = bool(gn <= gtol * gn0)
+    converged = bool(gtol is not None and gn <= gtol * gn0)
     log.log(level, "momentum gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
             n_iter, message, f, gn)
     return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
@@ -261,7 +316,7 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, retra
 def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.ndarray, n_samples: int, *,
                 batch_size: int = 1000, inner_iter: int = 20, cycles: int = 10,
                 random_state: int | np.random.Generator | None = 0, **gd_kwargs: Any) -> OptimizeResult:
-    """SGD over sample batches (Table F.2; spec §3.4).
+    """SGD over sample batches (COVA Table F.2).
 
     ``for cycle in 1..cycles: shuffle; for each batch I of consecutive indices: inner_iter Armijo steps of
     riemannian_gradient_descent on make_batch_problem(I); carry x to the next batch``.
@@ -272,7 +327,7 @@ def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.n
     - The last accepted step size of one batch is the first trial step of the next.
     - When ``n_samples ≤ batch_size`` this is exactly full-batch GD: one call of
       :func:`riemannian_gradient_descent` on ``make_batch_problem(arange(n))`` with ``inner_iter·cycles`` steps.
-    - ``gd_kwargs`` go to :func:`riemannian_gradient_descent` (retract, project, gtol, ...); gtol is relative to
+    - ``gd_kwargs`` go to :func:`riemannian_gradient_descent` (manifold, gtol, ...); gtol is relative to
       each batch's initial gradient.
 
     Returns the last batch's result with ``n_iter`` summed over batches and ``history`` the concatenation of the
@@ -312,7 +367,7 @@ def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.n
 def batch_inputs(W: sp.spmatrix, R: np.ndarray, indices: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
     """The batch sub-problem inputs of Table F.2: ``W_II`` and ``R_I``, each renormalised to unit sum.
 
-    The KL forms assume unit sums (spec §3.4 [assumption]). Raises ValueError if either sub-matrix sums to zero
+    The KL forms assume unit sums. Raises ValueError if either sub-matrix sums to zero
     (e.g. a batch without any edge of W).
     """
     idx = np.asarray(indices)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .base import Manifold
+
 
 def sym(A: np.ndarray) -> np.ndarray:
     """½(A + Aᵀ)."""
@@ -54,3 +56,21 @@ def random_point(k_tilde: int, k: int, rng: np.random.Generator | int | None = N
         raise ValueError(f"St(k_tilde, k) needs k <= k_tilde, got k = {k} > k_tilde = {k_tilde}")
     rng = np.random.default_rng(rng)
     return _qf(rng.standard_normal((k_tilde, k)))
+
+
+class Stiefel(Manifold):
+    """St(k̃, k) as a manifold object: :func:`project_tangent` and the ``"qr"`` (Eq. 17) or ``"polar"`` (B.17)
+    retraction."""
+
+    RETRACTIONS = ("qr", "polar")
+
+    def __init__(self, retraction: str = "qr"):
+        if retraction not in self.RETRACTIONS:
+            raise ValueError(f"retraction must be one of {list(self.RETRACTIONS)}, got {retraction!r}")
+        self.retraction = retraction
+
+    def project(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
+        return project_tangent(x, g)
+
+    def retract(self, x: np.ndarray, u: np.ndarray, *, check_rank: bool = True) -> np.ndarray:
+        return retract_qr(x, u) if self.retraction == "qr" else retract_polar(x, u)

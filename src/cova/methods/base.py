@@ -24,7 +24,7 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
 
 class DegenerateSolution(ValueError):
     """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
-    no negative eigenvalue, spec §3.5). The pipeline records such a run as degenerate (NaN scores) instead of
+    no negative eigenvalue, COVA Sec. 3.2.2). The pipeline records such a run as degenerate (NaN scores) instead of
     failing the whole workflow."""
 
 
@@ -36,10 +36,13 @@ class Embedder(BaseEstimator):
     - ``_parameter_constraints``: scikit-learn's declarative table (``sklearn.utils._param_validation``), checked
       by ``self._validate_params()`` at the start of ``fit`` and by the config validation before any job runs;
     - ``required_inputs``: the fields of :class:`cova.inputs.Inputs` the method reads (``"X"``, ``"labels"``,
-      ``"W"``, ``"R"``, ``"prototypes"``, ``"relation"``); :meth:`requires` may refine it from the parameters;
+      ``"W"``, ``"R"``, ``"prototypes"``, ``"relation"``); :meth:`requires` refines it when a parameter changes
+      what is read (e.g. ``affinity="inputs"`` reads W instead of X). The configuration is refused before any
+      job runs when a method entry's inputs block does not provide these (:func:`cova.inputs.provided_inputs`);
     - ``geometry``: ``"plane"`` (points in R^k) or ``"sphere"`` (points on a sphere in R^k);
     - ``extra_outputs``: names of fitted array attributes (ending in ``_``) that the embed step saves beside the
-      embedding in ``embedding.npz`` and that renderers read back without refitting.
+      embedding in ``embedding.npz`` (as ``extra_<name without the underscore>``) and that renderers read back
+      without refitting (:class:`cova.embedding.Embedding`).
 
     ``prototypes_`` is set by methods that place cohorts at given positions (the points S_c compares with,
     COVA Appendix G); methods that do not (t-SNE, PCA, ...) leave it ``None``.
@@ -54,6 +57,12 @@ class Embedder(BaseEstimator):
     def requires(self) -> tuple[str, ...]:
         """The inputs this configured estimator reads (``required_inputs`` unless a parameter changes it)."""
         return self.required_inputs
+
+    def _affinity_requires(self, *always: str) -> tuple[str, ...]:
+        """``requires()`` of a method whose ``affinity`` parameter picks its graph: ``"inputs"`` reads the run's
+        W, anything else builds the graph from X; ``always`` are read either way."""
+        graph = ("W",) if getattr(self, "affinity", None) == "inputs" else ("X",)
+        return tuple(dict.fromkeys(graph + always))
 
     def fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
         raise NotImplementedError

@@ -16,11 +16,13 @@ from threadpoolctl import threadpool_limits
 from ..affinity import laplacian
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
-from ..manifolds import (batch_inputs, momentum_gradient_descent, noncompact_stiefel, riemannian_gradient_descent,
-                         sgd_batches, stiefel)
-from ..objectives import (AUTO_EXACT_MAX_SAMPLES, kl_entropy, o_dist_c, o_dist_l, o_kl_c, o_kl_l,
-                          project_gradient, resolve_repulsion_method)
+from ..manifolds import (NoncompactStiefel, Stiefel, batch_inputs, momentum_gradient_descent, noncompact_stiefel,
+                         riemannian_gradient_descent, sgd_batches, stiefel)
+from ..objectives import (AUTO_EXACT_MAX_SAMPLES, REPULSION_METHODS, kl_entropy, o_dist_c, o_dist_l, o_kl_c,
+                          o_kl_l, project_gradient, resolve_repulsion_method)
 from .base import DegenerateSolution, Embedder
+from .constraints import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, Interval,
+                          RealNotInt, StrOptions, integer)
 
 log = logging.getLogger("cova")
 
@@ -56,23 +58,37 @@ E1_DIRECT_MAX_SAMPLES = 5_000
 class CovaE1(Embedder):
     """COVA-E1: distance cohort rule + distance local rule, solved in closed form.
 
-    ``Z* = α [α𝐃(R) + (1−α)𝐋(W) + ζI]⁻¹ R Υ`` (Eq. 14 with the factor α restored, spec §3.2).
+    ``Z* = α [α𝐃(R) + (1−α)𝐋(W) + ζI]⁻¹ R Υ`` (Eq. 14 / D.3 with the factor α of the right-hand side restored:
+    the gradient of Eq. 13 with the E1 rules is zero there).
 
     Parameters
     ----------
     alpha : weight of the cohort rule, in [0, 1].
     zeta : ridge ζ; ``None`` means 0 when M is already SPD (every sample has a positive confidence row sum,
-        which guarantees it) and ``1e-10·trace(M)/l`` otherwise (spec §3.2).
+        which guarantees it; Appendix D sets ζ = 0 when the matrix is invertible) and ``1e-10·trace(M)/l``
+        otherwise (the paper asks only 0 < ζ ≪ 1).
     solver : ``"direct"`` (sparse LU of the SPD matrix, scipy's SuperLU), ``"cg"`` (conjugate gradients with a
         Jacobi preconditioner, relative residual ``tol``), ``"dense"`` (``numpy.linalg.solve``, only for
         l ≤ 5,000, for tests) or ``"auto"`` (direct up to :data:`E1_DIRECT_MAX_SAMPLES` = 5,000 samples, CG
         above). kNN graphs of high-dimensional data are expander-like, so the LU fill-in explodes: on
         Fashion-MNIST (perplexity-30 W) SuperLU took 584 s at l = 20,000 where Jacobi-CG took 2 s (≈ 45
-        iterations per column, O(nnz(W)) memory) and agrees with the dense solve to ≈ 1e-10 relative
-        (spec §10.E.1 asks 1e-8). CG starts from the α → 1 limit RΥ/rowsum(R) (warm start: 26 instead of 28
+        iterations per column, O(nnz(W)) memory) and agrees with the dense solve to ≈ 1e-10 relative.
+        CG starts from the α → 1 limit RΥ/rowsum(R) (warm start: 26 instead of 28
         iterations on 70,000 Fashion-MNIST points) and solves all columns together (:func:`_jacobi_cg`).
     tol : CG relative residual.
+
+    Attributes: ``embedding_`` Z, ``prototypes_`` Υ, ``zeta_`` (the ridge used), ``solver_`` (the solver used,
+    ``"auto"`` resolved).
     """
+
+    _parameter_constraints = {
+        "alpha": UNIT,
+        "zeta": [*NON_NEGATIVE, None],
+        "solver": [StrOptions({"auto", "direct", "cg", "dense"})],
+        "tol": POSITIVE,
+    }
+
+    required_inputs = ("W", "R", "prototypes")
 
     def __init__(self, alpha: float = 0.5, zeta: float | None = None, solver: str = "auto", tol: float = 1e-10):
         self.alpha = alpha
@@ -81,10 +97,7 @@ class CovaE1(Embedder):
         self.tol = tol
 
     def fit(self, inputs: Inputs) -> "CovaE1":
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
-        if self.solver not in ("auto", "direct", "cg", "dense"):
-            raise ValueError(f"solver must be one of ['auto', 'cg', 'dense', 'direct'], got {self.solver!r}")
+        self._validate_params()
         W, R, P = inputs.W, inputs.R, inputs.prototypes
         l = W.shape[0]
         zeta = self.zeta
@@ -114,6 +127,7 @@ class CovaE1(Embedder):
         self.embedding_ = np.ascontiguousarray(Z)
         self.prototypes_ = np.asarray(P, dtype=np.float64)
         self.zeta_ = zeta
+        self.solver_ = solver
         return self
 
 
@@ -225,23 +239,27 @@ def laplacian_eigenmap(W: sp.spmatrix, k: int, random_state: int | None = 0) -> 
 
 #: Optimisers of COVA-E2–E4 (``optimizer=``); ``"auto"`` resolves by sample count (:class:`_CovaManifold`).
 OPTIMIZERS = ("auto", "armijo", "momentum")
+#: Repulsion back ends of O_KL^(L) (``kl_method=``, :func:`cova.objectives.resolve_repulsion_method`).
+KL_METHODS = {"auto", *REPULSION_METHODS}
+#: k̃ of the relation features: a count (capped at l) or a fraction of l in (0, 1].
+N_SAMPLE_PROTOTYPES = [integer(1, None), Interval(RealNotInt, 0.0, 1.0, closed="right")]
 
 
 class _CovaManifold(Embedder):
-    """Shared base of COVA-E2–E4: Z ∈ R_*^{l×k} by Riemannian gradient descent (Table F.1, spec §3.3).
+    """Shared base of COVA-E2–E4: Z ∈ R_*^{l×k} by Riemannian gradient descent (Table F.1).
 
     Parameters
     ----------
     alpha : weight α ∈ [0, 1] of the cohort rule in f = α O^(C) + (1−α) O^(L) (Eq. 13).
-    init : starting point (Appendix F, spec §3.3):
+    init : starting point (Appendix F):
         ``"prototypes"`` (default): z_i = υ_{y_i} + N(0, (1e-3·ρ)²) noise, ρ the RMS radius of Υ (the noise lets
-        coincident same-cohort points separate, spec §11.16);
+        coincident same-cohort points separate);
         ``"e1"``: the closed-form COVA-E1 solution at the same α (cheap and good; not in the paper);
         ``"laplacian"``: the k eigenvectors of 𝐋(W) with the smallest non-zero eigenvalues rescaled to RMS
         radius ρ;
         ``"random"``: N(0, ρ²/k) entries (RMS radius ≈ ρ).
         Every init is passed through the rank-checked retraction once, so it has full rank k.
-    max_iter : N, maximum number of iterations (default 1000, spec §3.3 [assumption]).
+    max_iter : N, maximum number of iterations (Table F.1; default 1000 [ours], the paper gives no value).
     gtol : stop when ‖grad‖_F ≤ gtol·‖grad_0‖_F.
     rank_check_every : N_c, the retraction's rank check runs every N_c iterations and at the last (Table F.1).
     kl_method : repulsion back end of O_KL^(L) (the Student-t normaliser ΣQ and Σ_j q_ij²(z_i − z_j), see
@@ -269,9 +287,25 @@ class _CovaManifold(Embedder):
     ``objective_history_`` : f at the init and after every accepted step (non-increasing; Armijo), or at the init,
     every 100 iterations and the end (momentum). ``optimizer_`` : the resolved optimiser.
     ``objective_`` : final f. ``converged_`` : the gradient tolerance was reached. ``message_`` : stop reason.
+    ``learning_rate_`` : the momentum optimiser's η (``"auto"`` resolved; ``None`` with Armijo).
+    ``kl_method_`` : the repulsion back end ``kl_method`` stands for at this size (unused by E4).
     """
 
     _rules: tuple[str, str] = ("dist", "dist")
+    _parameter_constraints = {
+        "alpha": UNIT,
+        "init": [StrOptions({"prototypes", "e1", "laplacian", "random"})],
+        "max_iter": NON_NEGATIVE_INT,
+        "gtol": NON_NEGATIVE,
+        "rank_check_every": POSITIVE_INT,
+        "kl_method": [StrOptions(KL_METHODS)],
+        "optimizer": [StrOptions(set(OPTIMIZERS))],
+        "learning_rate": [StrOptions({"auto"}), *POSITIVE],
+        "random_state": SEED_OR_NONE,
+        "verbose": ["boolean"],
+    }
+
+    required_inputs = ("W", "R", "prototypes", "labels")
 
     def __init__(self, alpha: float = 0.5, init: str = "prototypes", max_iter: int = 1000, gtol: float = 1e-6,
                  rank_check_every: int = 10, kl_method: str = "auto", optimizer: str = "auto",
@@ -289,8 +323,6 @@ class _CovaManifold(Embedder):
 
     def _resolve_optimizer(self, l: int) -> str:
         """``self.optimizer`` at l samples: ``"auto"`` is ``"momentum"`` above 5,000 samples for E2/E3."""
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, got {self.optimizer!r}")
         if self.optimizer != "auto":
             return self.optimizer
         return "momentum" if l > AUTO_EXACT_MAX_SAMPLES and self._rules[1] == "kl" else "armijo"
@@ -305,15 +337,12 @@ class _CovaManifold(Embedder):
         elif self.init == "laplacian":
             V = laplacian_eigenmap(inputs.W, k, self.random_state)
             Z = V * (rho / np.sqrt(np.mean(np.sum(V * V, axis=1))))
-        elif self.init == "random":
+        else:  # "random"
             Z = rng.normal(0.0, rho / np.sqrt(k), (l, k))
-        else:
-            raise ValueError(f"init must be one of ['e1', 'laplacian', 'prototypes', 'random'], got {self.init!r}")
         return noncompact_stiefel.retract(Z, np.zeros_like(Z), check_rank=True)
 
     def fit(self, inputs: Inputs) -> "_CovaManifold":
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
+        self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
         k = prototypes.shape[1]
@@ -321,7 +350,7 @@ class _CovaManifold(Embedder):
         Z0 = self._initial_embedding(inputs, k, rho)
         cohort_rule, local_rule = self._rules
         alpha, kl_method = float(self.alpha), self.kl_method
-        resolve_repulsion_method(kl_method, Z0.shape[0], k)  # an unknown back end fails before the first step
+        self.kl_method_ = resolve_repulsion_method(kl_method, Z0.shape[0], k)
         entropy = kl_entropy(W) if local_rule == "kl" and alpha != 1.0 else None  # once, not per evaluation
 
         optimizer = self._resolve_optimizer(Z0.shape[0])
@@ -332,10 +361,12 @@ class _CovaManifold(Embedder):
 
         log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, alpha = %g, init = %s, optimizer = %s",
                 type(self).__name__, Z0.shape[0], alpha, self.init, optimizer)
-        common = {"retract": noncompact_stiefel.retract, "max_iter": self.max_iter, "gtol": self.gtol,
+        common = {"manifold": NoncompactStiefel(), "max_iter": self.max_iter, "gtol": self.gtol,
                   "rank_check_every": self.rank_check_every, "verbose": self.verbose, "log_every": 100}
+        self.learning_rate_ = None
         if optimizer == "momentum":
             lr = Z0.shape[0] / 4.0 if self.learning_rate == "auto" else float(self.learning_rate)
+            self.learning_rate_ = lr
             res = momentum_gradient_descent(fun, Z0, learning_rate=lr,
                                             momentum_switch_iter=min(250, self.max_iter // 4), **common)
         else:
@@ -418,6 +449,22 @@ class _CovaProjection(Embedder):
     """
 
     _rules: tuple[str, str] = ("dist", "dist")
+    _parameter_constraints = {
+        "alpha": UNIT,
+        "n_sample_prototypes": N_SAMPLE_PROTOTYPES,
+        "sigma": [*POSITIVE, None],
+        "init": [StrOptions({"eigen", "random"})],
+        "retraction": [StrOptions({"qr", "polar"})],
+        "batch_size": POSITIVE_INT,
+        "inner_iter": NON_NEGATIVE_INT,
+        "cycles": NON_NEGATIVE_INT,
+        "gtol": NON_NEGATIVE,
+        "kl_method": [StrOptions(KL_METHODS)],
+        "random_state": SEED_OR_NONE,
+        "verbose": ["boolean"],
+    }
+
+    required_inputs = ("X", "W", "R", "prototypes")
 
     def __init__(self, alpha: float = 0.5, n_sample_prototypes: int | float = 500, sigma: float | None = None,
                  init: str = "eigen", retraction: str = "qr", batch_size: int = 1000, inner_iter: int = 30,
@@ -442,16 +489,10 @@ class _CovaProjection(Embedder):
             _, U = scipy.linalg.eigh(A_L, subset_by_index=[0, k - 1])
             idx = np.argmax(np.abs(U), axis=0)
             return U * np.sign(U[idx, np.arange(k)])
-        if self.init == "random":
-            return stiefel.random_point(F.shape[1], k, self.random_state)
-        raise ValueError(f"init must be one of ['eigen', 'random'], got {self.init!r}")
+        return stiefel.random_point(F.shape[1], k, self.random_state)
 
     def fit(self, inputs: Inputs) -> "_CovaProjection":
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
-        retractions = {"qr": stiefel.retract_qr, "polar": stiefel.retract_polar}
-        if self.retraction not in retractions:
-            raise ValueError(f"retraction must be one of {sorted(retractions)}, got {self.retraction!r}")
+        self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
         k = prototypes.shape[1]
@@ -463,7 +504,6 @@ class _CovaProjection(Embedder):
         l = F.shape[0]
         cohort_rule, local_rule = self._rules
         alpha, kl_method = float(self.alpha), self.kl_method
-        resolve_repulsion_method(kl_method, l, k)  # an unknown back end fails before the first step
 
         def make_batch_problem(indices: np.ndarray):
             if indices.size == l:
@@ -481,8 +521,8 @@ class _CovaProjection(Embedder):
         log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, k_tilde = %d, sigma_F = %.4g",
                 type(self).__name__, l, F.shape[1], rf.sigma_)
         res = sgd_batches(make_batch_problem, U0, l, batch_size=self.batch_size, inner_iter=self.inner_iter,
-                          cycles=self.cycles, random_state=self.random_state, retract=retractions[self.retraction],
-                          project=stiefel.project_tangent, gtol=self.gtol, verbose=self.verbose, log_every=100)
+                          cycles=self.cycles, random_state=self.random_state, manifold=Stiefel(self.retraction),
+                          gtol=self.gtol, verbose=self.verbose, log_every=100)
         full_batch = l <= self.batch_size
         log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: %d steps; %s", type(self).__name__,
                 res.n_iter, res.message)
@@ -728,6 +768,17 @@ class EigenCova(Embedder):
     ``objective_`` : Eq. 23 at the solution (= the sum of the eigenvalues).
     """
 
+    _parameter_constraints = {
+        "alpha": UNIT,
+        "eta": UNIT,
+        "n_sample_prototypes": N_SAMPLE_PROTOTYPES,
+        "sigma": [*POSITIVE, None],
+        "wv_normalize": ["boolean"],
+        "random_state": SEED_OR_NONE,
+    }
+
+    required_inputs = ("X", "W", "R", "prototypes")
+
     def __init__(self, alpha: float = 0.5, eta: float = 0.8, n_sample_prototypes: int | float = 500,
                  sigma: float | None = None, wv_normalize: bool = True, random_state: int | None = 0):
         self.alpha = alpha
@@ -738,10 +789,7 @@ class EigenCova(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "EigenCova":
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
-        if not 0.0 <= self.eta <= 1.0:
-            raise ValueError(f"eta must lie in [0, 1], got {self.eta}")
+        self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
         k = prototypes.shape[1]

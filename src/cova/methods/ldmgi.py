@@ -1,5 +1,5 @@
 """LDMGI embedding (Yang, Xu, Nie, Yan & Zhuang 2010, "Image clustering using local discriminant models and global
-integration"), written by hand (spec §8; COVA Figs. H.7, H.13, H.18 and the H.7 prototype generator).
+integration"), written by hand (one of COVA's existing methods: Figs. H.7, H.13, H.18 and the H.7 prototype generator).
 
 For every sample i the clique N_i = {x_i and its k − 1 nearest neighbours} (Euclidean, self first) gives the
 local data matrix X_i ∈ R^{d×k} (clique members as columns). With the centring matrix H_k = I_k − 11ᵀ/k, the
@@ -21,7 +21,7 @@ so the sparse LU is well posed, and the eigenvalues nearest σ are the smallest 
 from ``random_state`` (deterministic). Each returned eigenvector's sign is fixed so that its largest-magnitude
 entry is positive.
 
-Defaults [assumption, spec §8]: k = 10, λ = 1. λ acts on the scale of X (the Gram matrices), so it is comparable
+Defaults [ours; COVA gives none]: k = 10, λ = 1. λ acts on the scale of X (the Gram matrices), so it is comparable
 across data sets only after a common scaling.
 """
 
@@ -34,6 +34,7 @@ from scipy.sparse.linalg import eigsh
 from ..affinity.knn import nearest_neighbors
 from ..inputs import Inputs
 from .base import Embedder
+from .constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
 
 __all__ = ["LDMGI", "ldmgi_matrix", "local_matrices"]
 
@@ -116,6 +117,14 @@ class LDMGI(Embedder):
     laplacian_ (L).
     """
 
+    _parameter_constraints = {
+        "n_neighbors": [integer(2, None)],
+        "lam": POSITIVE,
+        "n_components": POSITIVE_INT,
+        "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
+        "random_state": SEED,
+    }
+
     def __init__(self, n_neighbors: int = 10, lam: float = 1.0, n_components: int = 2, eigen_solver: str = "auto",
                  random_state: int = 0):
         self.n_neighbors = n_neighbors
@@ -125,11 +134,8 @@ class LDMGI(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "LDMGI":
-        if self.eigen_solver not in ("auto", "dense", "arpack"):
-            raise ValueError(f"eigen_solver must be one of ['arpack', 'auto', 'dense'], got {self.eigen_solver!r}")
+        self._validate_params()
         n = self.n_components
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_components must be a positive integer, got {n!r}")
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
         if n + 1 >= l:

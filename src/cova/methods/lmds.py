@@ -1,4 +1,5 @@
-"""Local MDS (LMDS; Venna & Kaski 2006), the NeRV paper's baseline (spec 001 section 2.4).
+"""Local MDS (LMDS; Venna & Kaski 2006), the NeRV paper's baseline (Venna et al. 2010, Sec. 4.1,
+"LocalMDS"; the paper gives no formula, so the cost and optimiser follow the authors' toolbox dredviz 1.0.2).
 
 Cost (dredviz ``lmdscostfunction.cc``)::
 
@@ -32,6 +33,8 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from .base import Embedder, check_size
+from .constraints import (MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT,
+                          StrOptions)
 from .nerv import mean_scaled_distances
 
 __all__ = ["LMDS", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]
@@ -161,7 +164,7 @@ def lmds_step(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, i: int, alpha: floa
 
 
 class LMDS(Embedder):
-    """Local MDS (Venna & Kaski 2006; spec 001 §2.4), CCA-style stochastic optimisation (module docstring).
+    """Local MDS (Venna & Kaski 2006), CCA-style stochastic optimisation (module docstring).
 
     Parameters
     ----------
@@ -178,6 +181,19 @@ class LMDS(Embedder):
     random_state : seed of the point order and of a random initialisation.
     """
 
+    _parameter_constraints = {
+        "n_components": POSITIVE_INT,
+        "lam": UNIT,
+        "n_neighbors": POSITIVE_INT,
+        "n_iter_per_point": NON_NEGATIVE_INT,
+        "alpha0": POSITIVE,
+        "radius_factor": NON_NEGATIVE,
+        "init": [StrOptions({"pca", "random"}), "array-like"],
+        "metric": [StrOptions({"euclidean", "precomputed"})],
+        "max_samples": MAX_SAMPLES,
+        "random_state": SEED_OR_NONE,
+    }
+
     def __init__(self, n_components: int = 2, lam: float = 0.0, n_neighbors: int = 20, n_iter_per_point: int = 400,
                  alpha0: float = 0.25, radius_factor: float = 1.5, init: Any = "pca", metric: str = "euclidean",
                  max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
@@ -193,17 +209,11 @@ class LMDS(Embedder):
         self.random_state = random_state
 
     def _validate(self, n: int) -> None:
+        """The checks that depend on the number of points n (the parameters alone are checked by
+        ``_validate_params``)."""
         check_size(n, self.max_samples, "LMDS", "dense n x n input distances; n_iter_per_point n^2 pair updates")
-        if not 0.0 <= float(self.lam) <= 1.0:
-            raise ValueError(f"lam must lie in [0, 1]; got {self.lam}")
-        for name, lo in (("n_components", 1), ("n_neighbors", 1), ("n_iter_per_point", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise ValueError(f"{name} must be an integer >= {lo}; got {v!r}")
         if not self.n_neighbors <= n - 1:
             raise ValueError(f"n_neighbors must be <= n - 1 = {n - 1}; got {self.n_neighbors}")
-        if not (float(self.alpha0) > 0 and float(self.radius_factor) >= 0):
-            raise ValueError("alpha0 must be > 0 and radius_factor >= 0")
 
     def _initial(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         d = int(self.n_components)
@@ -224,9 +234,7 @@ class LMDS(Embedder):
                     Y = rng.uniform(0.0, 1.0, size=(n, d))
                     m = float(pdist(Y).mean())
                 return np.ascontiguousarray(Y / m)  # mean pairwise display distance 1, like the input
-            if init == "random":
-                return rng.uniform(0.0, 1.0, size=(n, d))
-            raise ValueError(f"init must be 'pca', 'random' or an (n, n_components) array; got {init!r}")
+            return rng.uniform(0.0, 1.0, size=(n, d))
         Y = np.array(init, dtype=np.float64)
         if Y.shape != (n, d) or not np.all(np.isfinite(Y)):
             raise ValueError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
@@ -236,6 +244,7 @@ class LMDS(Embedder):
         """Embed ``inputs.X``; sets ``embedding_`` (n, n_components, in mean-1 input units), ``rho_``,
         ``distance_scale_`` (mean input distance divided out), ``n_iter_`` (T) and ``cost_`` (final cost,
         r = 0)."""
+        self._validate_params()
         X, D, scale = mean_scaled_distances(inputs, self.metric, self._validate)
         n = X.shape[0]
         rho = neighbourhood_radii(D, int(self.n_neighbors))

@@ -1,5 +1,5 @@
-"""Maximally collapsing metric learning (MCML; Globerson & Roweis 2005), written by hand (spec §8): it is absent
-from scikit-learn and from metric-learn 0.7.0.
+"""Maximally collapsing metric learning (MCML; Globerson & Roweis 2005), one of COVA's existing methods, written
+by hand: it is absent from scikit-learn and from metric-learn 0.7.0.
 
 Model (Globerson & Roweis 2005, Sec. 2). For a PSD matrix A, d^A_ij = (x_i − x_j)ᵀA(x_i − x_j) and
 
@@ -16,10 +16,11 @@ backtracking (Armijo-type) step for projected gradients: the step t is accepted 
 f(A⁺) ≤ f(A) + ⟨∇f, A⁺ − A⟩ + ‖A⁺ − A‖²_F / (2t), otherwise halved; after an accepted step it is doubled. Stop
 when the relative decrease of f over one step falls below ``tol`` or after ``max_iter`` steps.
 
-Output (spec §8): A = VΛVᵀ; the 2-D projection is Z = X V₂ Λ₂^{1/2} with the two leading eigenpairs (so that
-‖z_i − z_j‖² approximates d^A_ij). The data are first reduced by PCA to at most ``n_pca`` = 50 dimensions and
-centred [assumption]. Samples whose class has no other member have no target distribution and contribute no
-KL term (they still appear as neighbours of the others). Every iteration is O(l²·d): ``max_samples`` = 3,000.
+Output [ours: Globerson & Roweis give no 2-D projection rule]: A = VΛVᵀ; the 2-D projection is
+Z = X V₂ Λ₂^{1/2} with the two leading eigenpairs (so that ‖z_i − z_j‖² approximates d^A_ij). The data are
+first reduced by PCA to at most ``n_pca`` = 50 dimensions and centred [ours]. Samples whose class has no other
+member have no target distribution and contribute no KL term (they still appear as neighbours of the others).
+Every iteration is O(l²·d): ``max_samples`` = 3,000.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from ..inputs import Inputs
 from .base import Embedder, check_size
+from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED_OR_NONE
 from .sne import pca_reduce
 
 __all__ = ["MCML", "mcml_objective", "target_distribution", "project_psd"]
@@ -83,7 +85,7 @@ def mcml_objective(A: np.ndarray, X: np.ndarray, P0: np.ndarray) -> tuple[float,
 
 
 class MCML(Embedder):
-    """MCML (Globerson & Roweis 2005) as a 2-D linear projection (module docstring; spec §8).
+    """MCML (Globerson & Roweis 2005) as a 2-D linear projection (module docstring).
 
     Parameters
     ----------
@@ -98,6 +100,18 @@ class MCML(Embedder):
     n_iter_.
     """
 
+    required_inputs = ("X", "labels")
+
+    _parameter_constraints = {
+        "n_components": POSITIVE_INT,
+        "n_pca": [*POSITIVE_INT, None],
+        "max_iter": POSITIVE_INT,
+        "tol": NON_NEGATIVE,
+        "step0": POSITIVE,
+        "max_samples": MAX_SAMPLES,
+        "random_state": SEED_OR_NONE,
+    }
+
     def __init__(self, n_components: int = 2, n_pca: int | None = 50, max_iter: int = 300, tol: float = 1e-7,
                  step0: float = 1.0, max_samples: int | None = 3000, random_state: int = 0):
         self.n_components = n_components
@@ -109,12 +123,7 @@ class MCML(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "MCML":
-        for name in ("n_components", "max_iter"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if not (self.tol >= 0 and self.step0 > 0):
-            raise ValueError("tol must be ≥ 0 and step0 > 0")
+        self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
         check_size(l, self.max_samples, "MCML")

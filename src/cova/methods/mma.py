@@ -1,13 +1,14 @@
 """Multimodal manifold analysis (MMA; Eynard, Kovnatsky, Bronstein, Glashoff & Bronstein 2015) as a supervised
-embedding mixing neighbourhood and class proximities, in the form fixed by spec §8 (COVA existing-method figures).
+embedding mixing neighbourhood and class proximities, one of COVA's existing methods (App. H). COVA names it
+only; the form below is ours (``docs/papers.md``, "Existing methods").
 
 Two "modalities" on the same samples:
 
 * L₁ = 𝐋(W), the Laplacian of the run's kNN weight graph W (``affinity="inputs"``, unit sum) or of
   :func:`cova.affinity.gaussian_perplexity` of X (``affinity="perplexity"``);
 * L₂ = 𝐋(YYᵀ/s), the Laplacian of the class co-membership graph (w_ij = 1 for same-class i ≠ j), divided by its
-  total s = Σ_c n_c(n_c − 1) so that, like W, it has unit sum [assumption: the spec writes 𝐋(YYᵀ); without a
-  common normalisation μ would have to absorb a factor ≈ l²/c]. 𝐋(YYᵀ)Φ = 𝐃Φ − Y(YᵀΦ) is applied in O(lK),
+  total s = Σ_c n_c(n_c − 1) so that, like W, it has unit sum [ours: with the unnormalised 𝐋(YYᵀ), μ would
+  have to absorb a factor ≈ l²/c]. 𝐋(YYᵀ)Φ = 𝐃Φ − Y(YᵀΦ) is applied in O(lK),
   never as an l×l matrix.
 
 Approximate joint diagonalisation (Eynard et al. 2015, Sec. 4, the "JAD" problem restricted to the first K
@@ -16,14 +17,14 @@ minimising
 
     f(A) = off(AᵀΛ₁A) + μ·off(AᵀB₂A),   B₂ = Φ₁ᵀL₂Φ₁,  Λ₁ = Φ₁ᵀL₁Φ₁,  off(C) = Σ_{i≠j} C_ij²,
 
-by Riemannian gradient descent on St(K, K) = O(K) (spec §3.4: tangent projection, sign-fixed QR retraction,
+by Riemannian gradient descent on St(K, K) = O(K) (COVA Eqs. 16-17: tangent projection, sign-fixed QR retraction,
 Armijo line search; :func:`cova.manifolds.optimize.riemannian_gradient_descent`) from A = I. The Euclidean gradient
 is ∇f = 4Λ₁A·off(AᵀΛ₁A) + 4μB₂A·off(AᵀB₂A) (off(C) = C with its diagonal zeroed; B symmetric).
 
 Embedding: the columns of Φ̂ are ordered by their joint Rayleigh quotients φ̂ᵀ(L₁ + μL₂)φ̂ (ascending); the column
 closest to the constant vector (the trivial joint eigenvector, in the null space of both Laplacians) is dropped and
 the next ``n_components`` columns are the embedding, each scaled to unit norm by construction and sign-fixed so
-that its largest-magnitude entry is positive. Defaults [assumption, spec §8]: K = 20, μ = 1.
+that its largest-magnitude entry is positive. Defaults [ours]: K = 20, μ = 1.
 
 Φ₁ comes from ``numpy.linalg.eigh`` (l ≤ 2,000 under ``"auto"``) or ARPACK shift-invert around
 σ = −10⁻³·mean(diag L₁) with a start vector seeded by ``random_state``.
@@ -40,6 +41,7 @@ from ..inputs import Inputs
 from ..manifolds.optimize import riemannian_gradient_descent
 from ..manifolds.stiefel import project_tangent, retract_qr
 from .base import Embedder
+from .constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
 
 __all__ = ["MMA", "mma_objective", "smallest_eigenvectors"]
 
@@ -92,6 +94,22 @@ class MMA(Embedder):
     Attributes: embedding_, rotation_ (A), objective_ (history of f), eigenvalues_ (Λ₁ diagonal).
     """
 
+    _parameter_constraints = {
+        "affinity": [StrOptions({"inputs", "perplexity"})],
+        "perplexity": POSITIVE,
+        "n_eigenvectors": POSITIVE_INT,
+        "mu": NON_NEGATIVE,
+        "n_components": POSITIVE_INT,
+        "max_iter": POSITIVE_INT,
+        "gtol": NON_NEGATIVE,
+        "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
+        "random_state": SEED,
+    }
+
+    def requires(self) -> tuple[str, ...]:
+        """W with ``affinity="inputs"``, else X; X and the labels always."""
+        return self._affinity_requires("X", "labels")
+
     def __init__(self, affinity: str = "inputs", perplexity: float = 30.0, n_eigenvectors: int = 20,
                  mu: float = 1.0, n_components: int = 2, max_iter: int = 500, gtol: float = 1e-8,
                  eigen_solver: str = "auto", random_state: int = 0):
@@ -106,22 +124,16 @@ class MMA(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "MMA":
+        self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
         K, n = self.n_eigenvectors, self.n_components
-        for name, v in (("n_eigenvectors", K), ("n_components", n), ("max_iter", self.max_iter)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if not n + 1 <= K < l:
             raise ValueError(f"need n_components + 1 ≤ n_eigenvectors < l; got {n}, {K}, l = {l}")
-        if not (np.isfinite(self.mu) and self.mu >= 0):
-            raise ValueError(f"mu must be ≥ 0, got {self.mu!r}")
         if self.affinity == "inputs":
             W = sp.csr_matrix(inputs.W)
-        elif self.affinity == "perplexity":
-            W = gaussian_perplexity(X, self.perplexity, random_state=self.random_state)
         else:
-            raise ValueError(f"affinity must be one of ['inputs', 'perplexity'], got {self.affinity!r}")
+            W = gaussian_perplexity(X, self.perplexity, random_state=self.random_state)
         y = np.asarray(inputs.labels).ravel()
         if y.shape[0] != l:
             raise ValueError(f"labels has {y.shape[0]} entries but X has {l} samples")

@@ -1,4 +1,4 @@
-"""NeRV and t-NeRV (Venna, Peltonen, Nybo, Aidos, Kaski, JMLR 11:451-490, 2010; spec 001 section 2).
+"""NeRV and t-NeRV (Venna, Peltonen, Nybo, Aidos, Kaski, JMLR 11:451-490, 2010; Secs. 3, 4.6).
 
 * :class:`NeRV` minimises Eq. 4, ``lambda E_i[D(p_i, q_i)] + (1 - lambda) E_i[D(q_i, p_i)]``: a trade-off
   between mean smoothed recall (lambda = 1, SNE's cost) and mean smoothed precision (lambda = 0), with the
@@ -12,7 +12,8 @@ more than ``max_samples`` points (default 5,000) with a ValueError.
 NeRV accepts ``metric="precomputed"``: **SNeRV** (Sec. 5) is NeRV on learning-metric distances
 (:mod:`cova.methods.snerv`); **local MDS**, the authors' earlier baseline, is :mod:`cova.methods.lmds`.
 
-Optimisation (paper Sec. 3, "optimization"; spec 001 section 2.1):
+Optimisation (paper Sec. 3, "optimization"; settings the paper leaves open follow the authors' toolbox
+dredviz 1.0.2, see ``docs/papers.md``, NeRV):
 
 1. input distances (Euclidean, or precomputed) are rescaled to mean 1 over the pairs i != j;
 2. sigma_i^final is calibrated so that the entropy of p_{.|i} equals log k (k = ``n_neighbors``, 20 for NeRV,
@@ -24,14 +25,14 @@ Optimisation (paper Sec. 3, "optimization"; spec 001 section 2.1):
    diameter of the rescaled data to sigma_i^final, reached after the last round;
    ``anneal="dredviz"``: sigma_i^2(t) = max(2 r_t^2, (sigma_i^final)^2), r_t = (max D / 2)(1 - t / T);
    ``anneal="none"``: every round at sigma_i^final). "Half the diameter" is read in the paper's own kernel
-   exp(-d^2 / sigma^2); dredviz's start is sqrt(2) larger (spec 001 §9 pitfalls 2-3);
-5. ``cg_steps_final`` (20 in the paper, 40 in dredviz; spec 001 §9 pitfall 4) CG steps at sigma_i^final.
+   exp(-d^2 / sigma^2); dredviz's start is sqrt(2) larger;
+5. ``cg_steps_final`` (20 in the paper, 40 in dredviz) CG steps at sigma_i^final.
 
 Each CG "step" is one iteration of :func:`scipy.optimize.minimize` with ``method="CG"`` (Polak-Ribiere
 with a Wolfe line search; dredviz uses PR+ with a golden-section search). The CG direction is restarted
 at every round (the objective changes with sigma). Cost and gradient are the **sums** over i of Eq. 4 (no
-1/n; dredviz's reported cost and gradient have inconsistent scales, spec pitfall 8), computed in log space
-(spec pitfall 5).
+1/n; dredviz's reported cost and gradient have inconsistent scales), computed in log space so that the
+(1 - lambda) q log(q / p) term stays finite where p underflows.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
-from ..metrics.retrieval import calibrate_precisions, log_conditional_probabilities
+from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
 from .base import Embedder, check_size
+from .constraints import (MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions,
+                          real)
 
 __all__ = ["NeRV", "TNeRV", "nerv_cost_and_gradient", "tnerv_cost_and_gradient", "joint_log_probabilities",
            "DEFAULT_MAX_SAMPLES"]
@@ -75,7 +78,8 @@ def _row_sqdist(Z: np.ndarray, i: int, j: int) -> float:  # pragma: no cover - j
 def _nerv_kernel(Z: np.ndarray, P: np.ndarray, logP: np.ndarray, lam: float, beta: np.ndarray,
                  A: np.ndarray, rec: np.ndarray, kl: np.ndarray) -> None:  # pragma: no cover - jit
     """Row i (in parallel): log q_{j|i} by log-sum-exp (Eq. 2), the row's D(p_i, q_i) -> rec[i] and
-    D(q_i, p_i) -> kl[i], and A[i, j] = beta_i S_ij (spec 001 section 2.1); A[i, i] = 0."""
+    D(q_i, p_i) -> kl[i], and A[i, j] = beta_i S_ij (gradient of Eq. 4, see
+    :func:`nerv_cost_and_gradient`); A[i, i] = 0."""
     n = Z.shape[0]
     for i in numba.prange(n):
         b = beta[i]
@@ -148,7 +152,7 @@ def _tnerv_pass2(W: np.ndarray, P: np.ndarray, logP: np.ndarray, log_sw: float, 
 @numba.njit(cache=True, parallel=True)
 def _tnerv_pass3(W: np.ndarray, P: np.ndarray, sw: float, lam: float, Dqp: float,
                  K: np.ndarray) -> None:  # pragma: no cover - jit
-    """K[i, j] = w_ij [lam (p_ij - q_ij) - (1 - lam) q_ij (L_ij - D(q, p))] (spec 001 section 2.2)."""
+    """K[i, j] = w_ij [lam (p_ij - q_ij) - (1 - lam) q_ij (L_ij - D(q, p))] (gradient of Eq. 8)."""
     n = W.shape[0]
     for i in numba.prange(n):
         for j in range(n):
@@ -212,11 +216,12 @@ def nerv_cost_and_gradient(Z: np.ndarray, P: np.ndarray, lam: float, beta: np.nd
     """NeRV cost Eq. 4 in sum form and its gradient with respect to the display coordinates Z.
 
     ``E = lam sum_i D(p_i, q_i) + (1 - lam) sum_i D(q_i, p_i)`` with ``D(p_i, q_i) = sum_{j != i}
-    p_{j|i} log(p_{j|i} / q_{j|i})`` (the paper prints p_ji, q_ji: a typo for p_{j|i}, q_{j|i}; spec 001
-    §9 pitfall 1, typo 1). q_{j|i} is Eq. 2 with precision ``beta_i = 1 / sigma_i^2`` (the paper's kernel
+    p_{j|i} log(p_{j|i} / q_{j|i})`` (the paper prints p_ji, q_ji: a typo for p_{j|i}, q_{j|i}).
+    q_{j|i} is Eq. 2 with precision ``beta_i = 1 / sigma_i^2`` (the paper's kernel
     exp(-d^2 / sigma^2), no factor 2). The paper's means E_i are this divided by n.
 
-    Gradient (spec 001 section 2.1, verified there and in the tests by finite differences):
+    Gradient (not printed in the paper; derived by us [ours] and checked by finite differences in the
+    tests):
     ``dE/dy_l = 2 sum_k [S_lk beta_l + S_kl beta_k] (y_l - y_k)`` with ``S_ij = lam (p_{j|i} - q_{j|i})
     - (1 - lam) q_{j|i} (log(q_{j|i} / p_{j|i}) - D(q_i, p_i))``. For lam = 1 this is SNE's gradient.
 
@@ -261,7 +266,8 @@ def tnerv_cost_and_gradient(Z: np.ndarray, P: np.ndarray, lam: float, *,
     """t-NeRV cost Eq. 8, ``lam D(p, q) + (1 - lam) D(q, p)``, and its gradient.
 
     p_ij is the joint input distribution (Eq. 6; sums to 1 over i != j), q_ij the Student-t joint of Eq. 7.
-    Gradient (spec 001 section 2.2): ``dE/dy_i = 4 sum_j w_ij (y_i - y_j) [lam (p_ij - q_ij) - (1 - lam) q_ij
+    Gradient (not printed in the paper; derived by us [ours], checked by finite differences):
+    ``dE/dy_i = 4 sum_j w_ij (y_i - y_j) [lam (p_ij - q_ij) - (1 - lam) q_ij
     (log(q_ij / p_ij) - D(q, p))]`` with ``w_ij = (1 + ||y_i - y_j||^2)^-1``. For lam = 1 this is t-SNE's
     cost and gradient. ``log_P`` as in :func:`nerv_cost_and_gradient`. Returns ``(cost, gradient)``.
     """
@@ -320,6 +326,19 @@ class _NeRVBase(Embedder):
     """Shared fit: input distances, sigma calibration, annealing rounds and final CG phase."""
 
     _joint = False
+    _parameter_constraints = {
+        "n_components": POSITIVE_INT,
+        "lam": UNIT,
+        "n_neighbors": [real(1.0, None, closed="neither")],
+        "anneal_rounds": NON_NEGATIVE_INT,
+        "cg_steps": NON_NEGATIVE_INT,
+        "cg_steps_final": NON_NEGATIVE_INT,
+        "anneal": [StrOptions(set(ANNEAL))],
+        "init": [StrOptions({"random", "pca"}), "array-like"],
+        "metric": [StrOptions({"euclidean", "precomputed"})],
+        "max_samples": MAX_SAMPLES,
+        "random_state": SEED_OR_NONE,
+    }
 
     def __init__(self, n_components: int = 2, lam: float = 0.1, n_neighbors: float = 20, anneal_rounds: int = 10,
                  cg_steps: int = 2, cg_steps_final: int = 20, anneal: str = "paper", init: Any = "random",
@@ -338,20 +357,11 @@ class _NeRVBase(Embedder):
 
     # -- validation ------------------------------------------------------------------------------------
     def _validate(self, n: int) -> None:
+        """The checks that depend on the number of points n (the parameters alone are checked by
+        ``_validate_params``)."""
         check_size(n, self.max_samples, type(self).__name__)
-        if not 0.0 <= float(self.lam) <= 1.0:
-            raise ValueError(f"lam must lie in [0, 1]; got {self.lam}")
-        if not 1.0 < float(self.n_neighbors) < n - 1:
+        if not float(self.n_neighbors) < n - 1:
             raise ValueError(f"n_neighbors must lie in (1, n - 1) = (1, {n - 1}); got {self.n_neighbors}")
-        if self.anneal not in ANNEAL:
-            raise ValueError(f"anneal must be one of {ANNEAL}; got {self.anneal!r}")
-        for name in ("anneal_rounds", "cg_steps", "cg_steps_final"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"{name} must be a non-negative integer; got {v!r}")
-        if isinstance(self.n_components, bool) or not isinstance(self.n_components, (int, np.integer)) \
-                or self.n_components < 1:
-            raise ValueError(f"n_components must be a positive integer; got {self.n_components!r}")
 
     # -- pieces ----------------------------------------------------------------------------------------
     def _initial(self, X: np.ndarray, scale: float, n: int) -> np.ndarray:
@@ -370,7 +380,6 @@ class _NeRVBase(Embedder):
                 if Y.shape[1] < d:
                     Y = np.hstack([Y, np.zeros((n, d - Y.shape[1]))])
                 return np.ascontiguousarray(Y)
-            raise ValueError(f"init must be 'random', 'pca' or an (n, n_components) array; got {init!r}")
         Y = np.array(init, dtype=np.float64)
         if Y.shape != (n, d) or not np.all(np.isfinite(Y)):
             raise ValueError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
@@ -427,6 +436,7 @@ class _NeRVBase(Embedder):
         """Embed ``inputs.X`` (features, or a distance matrix when ``metric="precomputed"``); sets
         ``embedding_`` (n, n_components), ``sigma_`` (sigma_i^final in rescaled units), ``distance_scale_``
         (the mean input distance divided out), ``cost_`` (final cost, sum form) and ``n_evaluations_``."""
+        self._validate_params()
         X, D, scale = mean_scaled_distances(inputs, self.metric, self._validate)
         n = X.shape[0]
         D2 = D * D

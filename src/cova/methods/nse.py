@@ -14,41 +14,37 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.manifold import SpectralEmbedding, spectral_embedding
+from sklearn.manifold import SpectralEmbedding
+
+from ..affinity.graphs import spectral_embedding
 
 from ..affinity.weights import gaussian_perplexity
 from ..inputs import Inputs
 from .base import Embedder
+from .constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
 
 __all__ = ["NSE", "LaplacianEigenmaps", "nse_embedding"]
 
-_SOLVERS = ("arpack", "lobpcg", "amg")
+#: Eigen-solvers of ``sklearn.manifold.spectral_embedding`` (``eigen_solver=``).
+SPECTRAL_SOLVERS = ("arpack", "lobpcg", "amg")
 
 
 def _check_solver(eigen_solver: str) -> None:
-    if eigen_solver not in _SOLVERS:
-        raise ValueError(f"eigen_solver must be one of {list(_SOLVERS)}, got {eigen_solver!r}")
+    if eigen_solver not in SPECTRAL_SOLVERS:
+        raise ValueError(f"eigen_solver must be one of {list(SPECTRAL_SOLVERS)}, got {eigen_solver!r}")
 
 
 def nse_embedding(P: Any, n_components: int = 2, *, eigen_solver: str = "arpack", random_state: int = 0) -> np.ndarray:
     """Normalised spectral embedding of the affinity ``P`` (symmetric, non-negative, l×l, sparse or dense).
 
-    Exactly ``sklearn.manifold.spectral_embedding(P, n_components=n_components, eigen_solver=eigen_solver,
+    :func:`cova.affinity.graphs.spectral_embedding`, i.e. ``sklearn.manifold.spectral_embedding(P, n_components=n_components, eigen_solver=eigen_solver,
     random_state=random_state, norm_laplacian=True, drop_first=True)``: the eigenvectors of the normalised
     Laplacian I − D^{-1/2} P D^{-1/2} with the smallest non-zero eigenvalues, rescaled by D^{-1/2} (the
     random-walk eigenvectors), the trivial one dropped. ``random_state`` seeds ARPACK's start vector, so the output
     is deterministic. A disconnected P triggers scikit-learn's warning and an ill-defined embedding.
     """
     _check_solver(eigen_solver)
-    n = int(n_components)
-    if n != n_components or n < 1:
-        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
-    l = P.shape[0]
-    if n + 1 >= l:
-        raise ValueError(f"n_components + 1 must be < l = {l}, got n_components = {n}")
-    Z = spectral_embedding(P, n_components=n, eigen_solver=eigen_solver, random_state=int(random_state),
-                           norm_laplacian=True, drop_first=True)
-    return np.ascontiguousarray(Z, dtype=np.float64)
+    return spectral_embedding(P, n_components, solver=eigen_solver, random_state=random_state)
 
 
 class NSE(Embedder):
@@ -63,6 +59,19 @@ class NSE(Embedder):
     random_state : seed of the eigen-solver's start vector.
     """
 
+    _parameter_constraints = {
+        "affinity": [StrOptions({"perplexity", "inputs"})],
+        "perplexity": POSITIVE,
+        "n_pca": [*POSITIVE_INT, None],
+        "n_components": POSITIVE_INT,
+        "eigen_solver": [StrOptions(set(SPECTRAL_SOLVERS))],
+        "random_state": SEED,
+    }
+
+    def requires(self) -> tuple[str, ...]:
+        """W with ``affinity="inputs"``, else X."""
+        return self._affinity_requires()
+
     def __init__(self, affinity: str = "perplexity", perplexity: float = 30.0, n_pca: int | None = 30,
                  n_components: int = 2, eigen_solver: str = "arpack", random_state: int = 0):
         self.affinity = affinity
@@ -75,13 +84,12 @@ class NSE(Embedder):
     def fit(self, inputs: Inputs) -> "NSE":
         from .sne import pca_reduce
 
+        self._validate_params()
         if self.affinity == "perplexity":
             P = gaussian_perplexity(pca_reduce(inputs.X, self.n_pca), self.perplexity,
                                     random_state=self.random_state)
-        elif self.affinity == "inputs":
-            P = sp.csr_matrix(inputs.W)
         else:
-            raise ValueError(f"affinity must be one of ['inputs', 'perplexity'], got {self.affinity!r}")
+            P = sp.csr_matrix(inputs.W)
         self.affinity_matrix_ = P
         self.embedding_ = nse_embedding(P, self.n_components, eigen_solver=self.eigen_solver,
                                         random_state=self.random_state)
@@ -102,6 +110,18 @@ class LaplacianEigenmaps(Embedder):
     i.e. the same embedding as :class:`NSE` on the same graph.
     """
 
+    _parameter_constraints = {
+        "affinity": [StrOptions({"inputs", "knn"})],
+        "n_neighbors": POSITIVE_INT,
+        "n_components": POSITIVE_INT,
+        "eigen_solver": [StrOptions(set(SPECTRAL_SOLVERS))],
+        "random_state": SEED_OR_NONE,
+    }
+
+    def requires(self) -> tuple[str, ...]:
+        """W with ``affinity="inputs"``, else X."""
+        return self._affinity_requires()
+
     def __init__(self, affinity: str = "inputs", n_neighbors: int = 10, n_components: int = 2,
                  eigen_solver: str = "arpack", random_state: int = 0):
         self.affinity = affinity
@@ -111,19 +131,17 @@ class LaplacianEigenmaps(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "LaplacianEigenmaps":
-        _check_solver(self.eigen_solver)
+        self._validate_params()
         if self.affinity == "inputs":
             est = SpectralEmbedding(n_components=self.n_components, affinity="precomputed",
                                     eigen_solver=self.eigen_solver, random_state=self.random_state)
             Z = est.fit_transform(sp.csr_matrix(inputs.W))
-        elif self.affinity == "knn":
+        else:
             k = int(self.n_neighbors)
-            if k != self.n_neighbors or not 1 <= k < inputs.X.shape[0]:
-                raise ValueError(f"n_neighbors must be an integer in [1, l − 1], got {self.n_neighbors!r}")
+            if k >= inputs.X.shape[0]:
+                raise ValueError(f"n_neighbors must be < the number of samples l = {inputs.X.shape[0]}, got {k}")
             est = SpectralEmbedding(n_components=self.n_components, affinity="nearest_neighbors", n_neighbors=k,
                                     eigen_solver=self.eigen_solver, random_state=self.random_state, n_jobs=1)
             Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))
-        else:
-            raise ValueError(f"affinity must be one of ['inputs', 'knn'], got {self.affinity!r}")
         self.embedding_ = np.ascontiguousarray(Z, dtype=np.float64)
         return self

@@ -1,4 +1,5 @@
-"""Config name -> estimator class. The parameters a config may set are the classes' ``__init__`` arguments."""
+"""Config name -> estimator class. The parameters a config may set are the classes' ``__init__`` arguments; the
+values each accepts are declared in the class's ``_parameter_constraints`` (:mod:`cova.methods.constraints`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import inspect
 from typing import Any
 
 from .base import Embedder
+from .ca import CA
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
 from .ldmgi import LDMGI
 from .lmds import LMDS
@@ -51,6 +53,7 @@ METHODS: dict[str, type[Embedder]] = {
     "mma": MMA,
     "umap": UMAP,
     "pca": PCA,
+    "ca": CA,
 }
 
 
@@ -61,7 +64,8 @@ def method_parameters(name: str) -> list[str]:
 
 def make_method(name: str, params: dict[str, Any] | None = None, seed: int | None = None) -> Embedder:
     """Instantiate method ``name`` with ``params``; ``seed`` fills ``random_state`` when the method has one
-    and the config did not set it. Unknown names or parameters raise ``ValueError`` naming the allowed ones."""
+    and the config did not set it. Unknown names or parameters raise ``ValueError`` naming the allowed ones; the
+    values are checked against the constraints by ``_validate_params()``, which ``fit`` calls first."""
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; allowed: {sorted(METHODS)}")
     params = dict(params or {})

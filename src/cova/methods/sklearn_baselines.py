@@ -12,15 +12,19 @@ from sklearn.decomposition import PCA as _SkPCA
 
 from ..inputs import Inputs
 from .base import Embedder, check_size
+from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
 
 
 class PCA(Embedder):
     """Principal component analysis of X to ``n_components`` dimensions (exact SVD, deterministic)."""
 
+    _parameter_constraints = {"n_components": POSITIVE_INT}
+
     def __init__(self, n_components: int = 2):
         self.n_components = n_components
 
     def fit(self, inputs: Inputs) -> "PCA":
+        self._validate_params()
         self.embedding_ = _SkPCA(n_components=self.n_components, svd_solver="full").fit_transform(inputs.X)
         self.embedding_ = np.ascontiguousarray(self.embedding_, dtype=np.float64)
         return self
@@ -29,14 +33,9 @@ class PCA(Embedder):
 # ----------------------------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------------------------
-def _positive_int(name: str, value: object, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_neighbors(n_neighbors: object, l: int) -> int:
-    k = _positive_int("n_neighbors", n_neighbors)
+def _check_neighbors(n_neighbors: int, l: int) -> int:
+    """``n_neighbors`` (already validated as an int ≥ 1) if it is below the number of samples l."""
+    k = int(n_neighbors)
     if k >= l:
         raise ValueError(f"n_neighbors must be < the number of samples l = {l}, got {k}")
     return k
@@ -62,6 +61,15 @@ class LLE(Embedder):
     random_state : seed of ARPACK's start vector.
     """
 
+    _parameter_constraints = {
+        "n_neighbors": POSITIVE_INT,
+        "n_components": POSITIVE_INT,
+        "reg": NON_NEGATIVE,
+        "method": [StrOptions({"standard", "modified", "hessian", "ltsa"})],
+        "eigen_solver": [StrOptions({"auto", "arpack", "dense"})],
+        "random_state": SEED_OR_NONE,
+    }
+
     def __init__(self, n_neighbors: int = 30, n_components: int = 2, reg: float = 1e-3, method: str = "standard",
                  eigen_solver: str = "auto", random_state: int = 0):
         self.n_neighbors = n_neighbors
@@ -74,8 +82,9 @@ class LLE(Embedder):
     def fit(self, inputs: Inputs) -> "LLE":
         from sklearn.manifold import LocallyLinearEmbedding
 
+        self._validate_params()
         k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
-        est = LocallyLinearEmbedding(n_neighbors=k, n_components=_positive_int("n_components", self.n_components),
+        est = LocallyLinearEmbedding(n_neighbors=k, n_components=int(self.n_components),
                                      reg=self.reg, method=self.method, eigen_solver=self.eigen_solver,
                                      random_state=self.random_state, n_jobs=1)
         self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
@@ -88,12 +97,18 @@ class Isomap(Embedder):
 
     Parameters
     ----------
-    n_neighbors : 30 [assumption, spec §8: the papers give no value; same as LLE]. n_components : 2.
+    n_neighbors : 30 [ours: the papers give no value; same as LLE]. n_components : 2.
     eigen_solver : ``"dense"`` (default). scikit-learn's Isomap does not pass a seed to its kernel PCA, so its
         ARPACK path starts from an unseeded random vector and is not bitwise reproducible; the dense solver is
         exact and deterministic (O(l³), a few seconds at l ≈ 3,000; the geodesic matrix is l×l anyway).
         ``"arpack"``/``"auto"`` are accepted for large l, at the cost of run-to-run differences at rounding level.
     """
+
+    _parameter_constraints = {
+        "n_neighbors": POSITIVE_INT,
+        "n_components": POSITIVE_INT,
+        "eigen_solver": [StrOptions({"dense", "arpack", "auto"})],
+    }
 
     def __init__(self, n_neighbors: int = 30, n_components: int = 2, eigen_solver: str = "dense"):
         self.n_neighbors = n_neighbors
@@ -103,10 +118,9 @@ class Isomap(Embedder):
     def fit(self, inputs: Inputs) -> "Isomap":
         from sklearn.manifold import Isomap as _SkIsomap
 
+        self._validate_params()
         k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
-        if self.eigen_solver not in ("dense", "arpack", "auto"):
-            raise ValueError(f"eigen_solver must be one of ['arpack', 'auto', 'dense'], got {self.eigen_solver!r}")
-        est = _SkIsomap(n_neighbors=k, n_components=_positive_int("n_components", self.n_components),
+        est = _SkIsomap(n_neighbors=k, n_components=int(self.n_components),
                         eigen_solver=self.eigen_solver, n_jobs=1)
         self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
         return self
@@ -129,6 +143,16 @@ class MDS(Embedder):
     Attributes: embedding_, stress_ (scikit-learn's raw stress Σ_{i<j} (d_ij − δ_ij)² of the final configuration).
     """
 
+    _parameter_constraints = {
+        "n_components": POSITIVE_INT,
+        "max_iter": POSITIVE_INT,
+        "eps": NON_NEGATIVE,
+        "init": [StrOptions({"classical_mds", "random"})],
+        "n_init": POSITIVE_INT,
+        "max_samples": MAX_SAMPLES,
+        "random_state": SEED,
+    }
+
     def __init__(self, n_components: int = 2, max_iter: int = 300, eps: float = 1e-6, init: str = "classical_mds",
                  n_init: int = 1, max_samples: int | None = 5000, random_state: int = 0):
         self.n_components = n_components
@@ -142,15 +166,12 @@ class MDS(Embedder):
     def fit(self, inputs: Inputs) -> "MDS":
         from sklearn.manifold import MDS as _SkMDS
 
+        self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
-        if self.max_samples is not None:
-            check_size(l, _positive_int("max_samples", self.max_samples, 2), "MDS", "dense l×l distances")
-        if self.init not in ("classical_mds", "random"):
-            raise ValueError(f"init must be one of ['classical_mds', 'random'], got {self.init!r}")
-        est = _SkMDS(n_components=_positive_int("n_components", self.n_components), metric_mds=True,
-                     n_init=_positive_int("n_init", self.n_init), init=self.init,
-                     max_iter=_positive_int("max_iter", self.max_iter), eps=float(self.eps), n_jobs=1,
+        check_size(l, self.max_samples, "MDS", "dense l×l distances")
+        est = _SkMDS(n_components=int(self.n_components), metric_mds=True, n_init=int(self.n_init), init=self.init,
+                     max_iter=int(self.max_iter), eps=float(self.eps), n_jobs=1,
                      random_state=int(self.random_state), metric="euclidean", normalized_stress=False)
         self.embedding_ = _as_embedding(est.fit_transform(X))
         self.stress_ = float(est.stress_)
@@ -168,6 +189,10 @@ class LDA(Embedder):
     Deterministic.
     """
 
+    required_inputs = ("X", "labels")
+
+    _parameter_constraints = {"n_components": POSITIVE_INT, "solver": [StrOptions({"svd", "eigen"})]}
+
     def __init__(self, n_components: int = 2, solver: str = "svd"):
         self.n_components = n_components
         self.solver = solver
@@ -175,7 +200,8 @@ class LDA(Embedder):
     def fit(self, inputs: Inputs) -> "LDA":
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-        n = _positive_int("n_components", self.n_components)
+        self._validate_params()
+        n = int(self.n_components)
         y = np.asarray(inputs.labels).ravel()
         c = np.unique(y).size
         d = inputs.X.shape[1]
@@ -192,7 +218,7 @@ class NCA(Embedder):
     """Neighbourhood components analysis (Goldberger et al. 2005) via
     ``sklearn.neighbors.NeighborhoodComponentsAnalysis`` (COVA Sec. 4.2.2, Fig. 7, H.11, Table H.3).
 
-    NCA costs O(l²·d) per iteration, so (spec §8) at most ``max_samples`` = 3,000 samples are used to *learn* the
+    NCA costs O(l²·d) per iteration, so [ours] at most ``max_samples`` = 3,000 samples are used to *learn* the
     projection: when l > max_samples a subset of that size is drawn without replacement by
     ``np.random.default_rng(random_state)`` (uniformly, not stratified), the projection is fitted on it, and then
     **all** l samples are transformed. ``max_samples=None`` trains on everything.
@@ -206,6 +232,17 @@ class NCA(Embedder):
     Attributes: embedding_, components_ (n_components, d), train_indices_ (sorted indices used for training).
     """
 
+    required_inputs = ("X", "labels")
+
+    _parameter_constraints = {
+        "n_components": POSITIVE_INT,
+        "init": [StrOptions({"auto", "pca", "lda", "identity", "random"})],
+        "max_iter": POSITIVE_INT,
+        "tol": NON_NEGATIVE,
+        "max_samples": MAX_SAMPLES,
+        "random_state": SEED,
+    }
+
     def __init__(self, n_components: int = 2, init: str = "auto", max_iter: int = 50, tol: float = 1e-5,
                  max_samples: int | None = 3000, random_state: int = 0):
         self.n_components = n_components
@@ -218,19 +255,20 @@ class NCA(Embedder):
     def fit(self, inputs: Inputs) -> "NCA":
         from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
+        self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         y = np.asarray(inputs.labels).ravel()
         l = X.shape[0]
-        n = _positive_int("n_components", self.n_components)
+        n = int(self.n_components)
         if n > X.shape[1]:
             raise ValueError(f"n_components = {n} exceeds the data dimension d = {X.shape[1]}")
-        if self.max_samples is not None and l > _positive_int("max_samples", self.max_samples, 2):
+        if self.max_samples is not None and l > self.max_samples:
             idx = np.sort(np.random.default_rng(int(self.random_state)).choice(l, int(self.max_samples),
                                                                                  replace=False))
         else:
             idx = np.arange(l)
         est = NeighborhoodComponentsAnalysis(n_components=n, init=self.init,
-                                             max_iter=_positive_int("max_iter", self.max_iter), tol=self.tol,
+                                             max_iter=int(self.max_iter), tol=self.tol,
                                              random_state=self.random_state)
         est.fit(X[idx], y[idx])
         self.train_indices_ = idx
@@ -251,6 +289,16 @@ class UMAP(Embedder):
     deterministic (umap-learn itself disables parallelism when a seed is given).
     """
 
+    _parameter_constraints = {
+        "n_neighbors": [integer(2, None)],
+        "min_dist": NON_NEGATIVE,
+        "metric": [str],
+        "init": [StrOptions({"spectral", "random", "pca", "tswspectral"})],
+        "n_components": POSITIVE_INT,
+        "n_epochs": [*POSITIVE_INT, None],
+        "random_state": SEED,
+    }
+
     def __init__(self, n_neighbors: int = 15, min_dist: float = 0.1, metric: str = "euclidean",
                  init: str = "spectral", n_components: int = 2, n_epochs: int | None = None, random_state: int = 0):
         self.n_neighbors = n_neighbors
@@ -266,13 +314,10 @@ class UMAP(Embedder):
 
         import umap
 
+        self._validate_params()
         k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
-        if k < 2:
-            raise ValueError(f"UMAP needs n_neighbors ≥ 2, got {k}")
-        if not (np.isfinite(self.min_dist) and self.min_dist >= 0):
-            raise ValueError(f"min_dist must be ≥ 0, got {self.min_dist!r}")
         est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,
-                        n_components=_positive_int("n_components", self.n_components), n_epochs=self.n_epochs,
+                        n_components=int(self.n_components), n_epochs=self.n_epochs,
                         random_state=int(self.random_state), n_jobs=1, transform_seed=int(self.random_state))
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")

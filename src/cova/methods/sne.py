@@ -1,4 +1,4 @@
-"""Exact (O(l²)) SNE and t-SNE, written by hand (spec §8).
+"""Exact (O(l²)) SNE and t-SNE (Hinton & Roweis 2002; van der Maaten & Hinton 2008).
 
 * :class:`SNE` -- asymmetric stochastic neighbour embedding (Hinton & Roweis 2002), the "SNE" column of COVA
   Tables 1, 3 and 4. Not available in scikit-learn; openTSNE only approximates it with a large ``dof``.
@@ -12,27 +12,29 @@ N(0, 10⁻⁴ I) (variance 10⁻⁴, i.e. standard deviation 10⁻², as in the 
 
 Every l×l quantity is dense, so both estimators refuse more than ``max_samples`` samples (default 5,000: ≈ 200 MB
 per l×l float64 array, a few of which are alive at once). The per-iteration kernels are fused, serial numba loops
-over rows (deterministic).
+over rows (deterministic) in :mod:`cova.objectives.kl`; the loop is
+:func:`cova.manifolds.momentum_gradient_descent` on the re-centred Euclidean space.
 
-The public functions :func:`sne_kl_and_gradient` and :func:`tsne_kl_and_gradient` (also reachable as
-``SNE.kl_and_gradient`` / ``ExactTSNE.kl_and_gradient``) return the objective and its exact gradient; the tests
-check them against central finite differences.
+:func:`sne_kl_and_gradient` and :func:`tsne_kl_and_gradient` (re-exported from :mod:`cova.objectives.kl`, also
+reachable as ``SNE.kl_and_gradient`` / ``ExactTSNE.kl_and_gradient``) return the objective and its exact
+gradient.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from numba import njit
 from sklearn.decomposition import PCA as _SkPCA
 
 from ..affinity.perplexity import conditional_probabilities
 from ..affinity.weights import gaussian_perplexity
 from ..inputs import Inputs
+from ..manifolds import Euclidean, momentum_gradient_descent
+from ..objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
 from .base import Embedder, check_size
+from .constraints import (MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions,
+                          real)
 
 __all__ = [
     "SNE",
@@ -133,222 +135,48 @@ def conditional_affinities(X: np.ndarray, perplexity: float = 30.0, neighbors: s
     raise ValueError(f"neighbors must be one of ['all', 'knn'], got {neighbors!r}")
 
 
-def _dense(P: Any, l: int, name: str) -> np.ndarray:
-    P = P.toarray() if sp.issparse(P) else np.asarray(P)
-    P = np.ascontiguousarray(P, dtype=np.float64)
-    if P.shape != (l, l):
-        raise ValueError(f"{name} must be {l}×{l} to match Z, got shape {P.shape}")
-    return P
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# numba kernels (compiled below): one pass over each row computes the output similarities, the KL term and P − Q
-# ----------------------------------------------------------------------------------------------------------------
-def _sne_rows(Z: np.ndarray, P: np.ndarray, M: np.ndarray, with_cost: bool) -> np.ndarray:  # pragma: no cover
-    """For every row i: M[i] = P[i] − Q[i] with q_{j|i} = softmax_j(−‖z_i − z_j‖²) (j ≠ i); returns the per-row
-    KL terms Σ_j p_{j|i} ln(p_{j|i}/q_{j|i}) (0·ln 0 = 0), computed with log-sum-exp (no underflow of ln q), or
-    zeros when ``with_cost`` is False (the optimiser needs only the gradient; the logarithms cost half the time)."""
-    l, k = Z.shape
-    kl = np.zeros(l)
-    d = np.empty(l)  # row buffers, reused
-    e = np.empty(l)
-    for i in range(l):
-        dmin = np.inf
-        for j in range(l):
-            s = 0.0
-            for t in range(k):
-                diff = Z[i, t] - Z[j, t]
-                s += diff * diff
-            d[j] = s
-            if j != i and s < dmin:
-                dmin = s
-        total = 0.0
-        for j in range(l):
-            if j != i:
-                e[j] = math.exp(-(d[j] - dmin))
-                total += e[j]
-        log_total = math.log(total)  # total ≥ 1: the nearest j contributes exp(0)
-        acc = 0.0
-        for j in range(l):
-            if j == i:
-                M[i, j] = 0.0
-                continue
-            p = P[i, j]
-            M[i, j] = p - e[j] / total
-            if with_cost and p > 0.0:
-                acc += p * (math.log(p) + (d[j] - dmin) + log_total)  # ln q_{j|i} = −(d − dmin) − ln total
-        kl[i] = acc
-    return kl
-
-
-def _tsne_row_sums(Z: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
-    """Row sums Σ_{j≠i} q̃_ij of q̃_ij = 1/(1 + ‖z_i − z_j‖²) (nothing l×l is stored)."""
-    l, k = Z.shape
-    rows = np.zeros(l)
-    for i in range(l):
-        acc = 0.0
-        for j in range(l):
-            if j != i:
-                s = 0.0
-                for t in range(k):
-                    diff = Z[i, t] - Z[j, t]
-                    s += diff * diff
-                acc += 1.0 / (1.0 + s)
-        rows[i] = acc
-    return rows
-
-
-def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
-                    grad: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
-    """grad[i] = 4 Σ_j (p_ij − q̃_ij/total) q̃_ij (z_i − z_j); returns the per-row KL terms Σ_j p_ij ln(p_ij/q_ij)
-    (zeros if not ``with_cost``). q̃ is recomputed rather than stored, so memory is O(l·k) besides P."""
-    l, k = Z.shape
-    kl = np.zeros(l)
-    log_total = math.log(total)
-    g = np.empty(k)
-    for i in range(l):
-        acc = 0.0
-        g[:] = 0.0
-        for j in range(l):
-            if j == i:
-                continue
-            s = 0.0
-            for t in range(k):
-                diff = Z[i, t] - Z[j, t]
-                s += diff * diff
-            qt = 1.0 / (1.0 + s)
-            p = P[i, j]
-            m = (p - qt / total) * qt
-            for t in range(k):
-                g[t] += m * (Z[i, t] - Z[j, t])
-            if with_cost and p > 0.0:
-                acc += p * (math.log(p) + math.log1p(s) + log_total)  # −ln q_ij = ln(1 + d²) + ln total
-        for t in range(k):
-            grad[i, t] = 4.0 * g[t]
-        kl[i] = acc
-    return kl
-
-
-# The kernels are compiled serial. Rows are independent and a prange version would give the same numbers, but on
-# this project's small shared machines numba's parallel kernels were measured 2–7× *slower* than serial ones
-# whenever the cores were oversubscribed (and a serial and a parallel compilation of one function cannot share
-# numba's on-disk cache). Serial cost: ≈ 10–30 ns per pair and iteration.
-_sne_rows_jit = njit(cache=True)(_sne_rows)
-_tsne_row_sums_jit = njit(cache=True)(_tsne_row_sums)
-_tsne_grad_rows_jit = njit(cache=True)(_tsne_grad_rows)
-
-
-def _laplacian_times(M: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    """Σ_j (M_ij + M_ji)(z_i − z_j) for every i, i.e. 𝐋(M + Mᵀ) Z, without forming M + Mᵀ.
-
-    Two BLAS passes over M: M·[Z 1] gives MZ and the row sums, [Z 1]ᵀ·M gives (MᵀZ)ᵀ and the column sums."""
-    l, k = Z.shape
-    Z1 = np.empty((l, k + 1), dtype=np.float64)
-    Z1[:, :k] = Z
-    Z1[:, k] = 1.0
-    right = M @ Z1  # (l, k+1): [MZ, M1]
-    left = np.ascontiguousarray(Z1.T) @ M  # (k+1, l): [(MᵀZ)ᵀ; 1ᵀM]
-    deg = right[:, k] + left[k]
-    return deg[:, None] * Z - right[:, :k] - left[:k].T
-
-
-def sne_kl_and_gradient(Z: np.ndarray, P: Any, *, with_cost: bool = True) -> tuple[float, np.ndarray]:
-    """SNE cost C = Σ_i KL(P_i ‖ Q_i) = Σ_i Σ_j p_{j|i} ln(p_{j|i}/q_{j|i}) and its gradient (Hinton & Roweis 2002).
-
-    q_{j|i} = exp(−‖z_i − z_j‖²) / Σ_{m≠i} exp(−‖z_i − z_m‖²) (Gaussian output kernel of fixed width, Eq. 2);
-    ∂C/∂z_i = 2 Σ_j (p_{j|i} − q_{j|i} + p_{i|j} − q_{i|j})(z_i − z_j) (Eq. 5; spec §8).
-
-    Parameters
-    ----------
-    Z : (l, k) embedding.
-    P : (l, l) conditional input probabilities (dense or sparse), row i = p_{·|i}, zero diagonal. Rows should sum
-        to 1 for C to be a sum of KL divergences; the formula is used as is otherwise (e.g. exaggerated P).
-
-    with_cost : if False, C is returned as 0.0 (skips l² logarithms; used inside the optimiser).
-
-    Returns
-    -------
-    (C, gradient (l, k)).
-    """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    l = Z.shape[0]
-    P = _dense(P, l, "P")
-    M = np.empty((l, l), dtype=np.float64)
-    kl = _sne_rows_jit(Z, P, M, bool(with_cost))
-    return float(kl.sum()), 2.0 * _laplacian_times(M, Z)
-
-
-def tsne_kl_and_gradient(Z: np.ndarray, P: Any, *, with_cost: bool = True) -> tuple[float, np.ndarray]:
-    """t-SNE cost C = KL(P ‖ Q) = Σ_{i≠j} p_ij ln(p_ij/q_ij) and its exact gradient (van der Maaten & Hinton 2008).
-
-    q_ij = q̃_ij / Σ_{m≠n} q̃_mn with q̃_ij = (1 + ‖z_i − z_j‖²)⁻¹ (Eq. 4); ∂C/∂z_i = 4 Σ_j (p_ij − q_ij) q̃_ij (z_i − z_j)
-    (Eq. 5). ``P`` is the joint (l, l) matrix (dense or sparse, symmetric, zero diagonal, unit sum); with an
-    exaggerated P the same formulas are applied (only the gradient is then meaningful).
-    """
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    l = Z.shape[0]
-    P = _dense(P, l, "P")
-    total = float(_tsne_row_sums_jit(Z).sum())
-    grad = np.empty_like(Z)
-    kl = _tsne_grad_rows_jit(Z, P, total, bool(with_cost), grad)
-    return float(kl.sum()), grad
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # the optimiser (van der Maaten's tsne.m / the 2008 paper)
 # ----------------------------------------------------------------------------------------------------------------
 def _gradient_descent(objective: Any, P: np.ndarray, Z0: np.ndarray, *, n_iter: int, learning_rate: float,
                       early_exaggeration: float, early_exaggeration_iter: int, momentum: float,
                       final_momentum: float, momentum_switch_iter: int, min_gain: float) -> tuple[np.ndarray, float]:
-    """Gradient descent with momentum and delta-bar-delta gains (Jacobs 1988), as in t-SNE's reference code:
+    """t-SNE's reference gradient descent (van der Maaten & Hinton 2008, Sec. 3.4) on ``objective(Z, P)``.
 
-    gains ← gains + 0.2 where sign(grad) ≠ sign(update), × 0.8 elsewhere, floored at ``min_gain``;
-    update ← μ·update − η·gains∘grad; Z ← Z + update; Z ← Z − mean(Z).
-    μ = ``momentum`` before iteration ``momentum_switch_iter``, ``final_momentum`` after; P is multiplied by
+    :func:`cova.manifolds.momentum_gradient_descent` on the re-centred Euclidean space with the reference gains
+    rule: μ = ``momentum`` before iteration ``momentum_switch_iter``, ``final_momentum`` after; P is multiplied by
     ``early_exaggeration`` for the first ``early_exaggeration_iter`` iterations. Returns (Z, final cost on P).
     """
-    Z = np.array(Z0, dtype=np.float64, copy=True)
-    update = np.zeros_like(Z)
-    gains = np.ones_like(Z)
     P_ex = P * early_exaggeration if early_exaggeration != 1.0 and early_exaggeration_iter > 0 else P
-    for it in range(int(n_iter)):
-        _, grad = objective(Z, P_ex if it < early_exaggeration_iter else P, with_cost=False)
-        mu = momentum if it < momentum_switch_iter else final_momentum
-        same = (grad > 0) == (update > 0)
-        gains = np.where(same, gains * 0.8, gains + 0.2)
-        np.maximum(gains, min_gain, out=gains)
-        update = mu * update - learning_rate * gains * grad
-        Z += update
-        Z -= Z.mean(axis=0)
-    cost, _ = objective(Z, P)
-    return Z, cost
+
+    def fun(Z: np.ndarray, need_value: bool = True) -> tuple[float, np.ndarray]:
+        return objective(Z, P, with_cost=need_value)
+
+    res = momentum_gradient_descent(
+        fun, Z0, manifold=Euclidean(centre=True), max_iter=int(n_iter), gtol=None, learning_rate=learning_rate,
+        momentum=(momentum, final_momentum), momentum_switch_iter=momentum_switch_iter, min_gain=min_gain,
+        gains="reference", exaggerated_grad=lambda Z: objective(Z, P_ex, with_cost=False)[1],
+        exaggeration_iter=early_exaggeration_iter, log_every=0)
+    return res.x, res.fun
 
 
-def _check_common(est: Any) -> None:
-    for name in ("n_iter", "n_components"):
-        v = getattr(est, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    for name in ("early_exaggeration_iter", "momentum_switch_iter"):
-        v = getattr(est, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
-    if not (np.isfinite(est.perplexity) and est.perplexity > 0):
-        raise ValueError(f"perplexity must be > 0, got {est.perplexity!r}")
-    if not (np.isfinite(est.early_exaggeration) and est.early_exaggeration > 0):
-        raise ValueError(f"early_exaggeration must be > 0, got {est.early_exaggeration!r}")
-    if not (0 <= est.momentum < 1 and 0 <= est.final_momentum < 1):
-        raise ValueError("momentum and final_momentum must be in [0, 1)")
-    if not (est.min_gain > 0):
-        raise ValueError(f"min_gain must be > 0, got {est.min_gain!r}")
-    if est.neighbors not in ("all", "knn"):
-        raise ValueError(f"neighbors must be one of ['all', 'knn'], got {est.neighbors!r}")
-    lr = est.learning_rate
-    if isinstance(lr, str):
-        if lr != "auto":
-            raise ValueError(f"learning_rate must be 'auto' or a positive float, got {lr!r}")
-    elif not (np.isfinite(lr) and lr > 0):
-        raise ValueError(f"learning_rate must be 'auto' or a positive float, got {lr!r}")
+#: The parameters :class:`SNE` and :class:`ExactTSNE` share, with their constraints.
+EXACT_SNE_CONSTRAINTS: dict[str, list] = {
+    "perplexity": POSITIVE,
+    "n_pca": [*POSITIVE_INT, None],
+    "neighbors": [StrOptions({"all", "knn"})],
+    "n_components": POSITIVE_INT,
+    "max_iter": POSITIVE_INT,
+    "learning_rate": [StrOptions({"auto"}), *POSITIVE],
+    "momentum": [real(0.0, 1.0, closed="left")],
+    "final_momentum": [real(0.0, 1.0, closed="left")],
+    "momentum_switch_iter": NON_NEGATIVE_INT,
+    "early_exaggeration": POSITIVE,
+    "early_exaggeration_iter": NON_NEGATIVE_INT,
+    "min_gain": POSITIVE,
+    "max_samples": MAX_SAMPLES,
+    "random_state": SEED,
+}
 
 
 def _init(l: int, n_components: int, random_state: int) -> np.ndarray:
@@ -360,7 +188,7 @@ def _init(l: int, n_components: int, random_state: int) -> np.ndarray:
 # estimators
 # ----------------------------------------------------------------------------------------------------------------
 class SNE(Embedder):
-    """Asymmetric SNE (Hinton & Roweis 2002), exact O(l²) (COVA Tables 1, 3, 4; spec §8).
+    """Asymmetric SNE (Hinton & Roweis 2002), exact O(l²) (COVA Tables 1, 3, 4).
 
     Input: p_{j|i} perplexity-calibrated Gaussian conditionals of the PCA-reduced data (COVA footnote 1: PCA to 30
     dimensions, perplexity 30). Output kernel: q_{j|i} ∝ exp(−‖z_i − z_j‖²). Cost Σ_i KL(P_i‖Q_i), gradient
@@ -373,13 +201,13 @@ class SNE(Embedder):
     neighbors : ``"all"`` (default; calibrate on the full distance matrix, as the reference code) or ``"knn"``
         (on the ⌊3·perplexity⌋ nearest neighbours).
     n_components : 2.
-    n_iter : 1000 iterations of gradient descent (spec §8, drtoolbox-style).
+    max_iter : 1000 iterations of gradient descent (as drtoolbox's ``sne.m``).
     learning_rate : η = 0.1 [ours] (``"auto"`` is accepted and means 0.1). The SNE gradient of one point is O(1)
         (rows of P sum to 1), unlike t-SNE's O(1/l), so t-SNE's rates (≈ l/48) do not transfer. On 1,000 digits
         (PCA-30, perplexity 30), η = 0.05, 0.1 and 0.2 reached the same final cost; η = 1 diverged at l = 1,797
         (the attraction of "hub" points grows with their column sum Σ_j p_{i|j}). drtoolbox's ``sne.m`` uses
         η = 0.05 without gains.
-    momentum, final_momentum, momentum_switch_iter : 0.5 → 0.8 at iteration 250 (spec §8).
+    momentum, final_momentum, momentum_switch_iter : 0.5 → 0.8 at iteration 250 (van der Maaten & Hinton 2008, Sec. 3.4).
     early_exaggeration, early_exaggeration_iter : P is multiplied by 1.0 (i.e. none, as drtoolbox's ``sne.m``)
         for the first 100 iterations; set e.g. 4.0 to lie about P as t-SNE does.
     min_gain : 0.01, floor of the delta-bar-delta gains.
@@ -392,9 +220,10 @@ class SNE(Embedder):
     """
 
     kl_and_gradient = staticmethod(sne_kl_and_gradient)
+    _parameter_constraints = EXACT_SNE_CONSTRAINTS
 
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
-                 n_components: int = 2, n_iter: int = 1000, learning_rate: str | float = 0.1,
+                 n_components: int = 2, max_iter: int = 1000, learning_rate: str | float = 0.1,
                  momentum: float = 0.5, final_momentum: float = 0.8, momentum_switch_iter: int = 250,
                  early_exaggeration: float = 1.0, early_exaggeration_iter: int = 100, min_gain: float = 0.01,
                  max_samples: int | None = 5000, random_state: int = 0):
@@ -402,7 +231,7 @@ class SNE(Embedder):
         self.n_pca = n_pca
         self.neighbors = neighbors
         self.n_components = n_components
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.learning_rate = learning_rate
         self.momentum = momentum
         self.final_momentum = final_momentum
@@ -421,14 +250,15 @@ class SNE(Embedder):
         return 0.1 if self.learning_rate == "auto" else float(self.learning_rate)
 
     def fit(self, inputs: Inputs) -> "SNE":
-        _check_common(self)
+        self._validate_params()
         l = inputs.X.shape[0]
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = pca_reduce(inputs.X, self.n_pca)
         P = self._affinities(inputs, Xr)
+        self.learning_rate_ = self._learning_rate(l)
         Z, cost = _gradient_descent(
-            sne_kl_and_gradient, P, _init(l, self.n_components, self.random_state), n_iter=self.n_iter,
-            learning_rate=self._learning_rate(l), early_exaggeration=float(self.early_exaggeration),
+            sne_kl_and_gradient, P, _init(l, self.n_components, self.random_state), n_iter=self.max_iter,
+            learning_rate=self.learning_rate_, early_exaggeration=float(self.early_exaggeration),
             early_exaggeration_iter=int(self.early_exaggeration_iter), momentum=self.momentum,
             final_momentum=self.final_momentum, momentum_switch_iter=int(self.momentum_switch_iter),
             min_gain=self.min_gain)
@@ -438,7 +268,7 @@ class SNE(Embedder):
 
 
 class ExactTSNE(Embedder):
-    """t-SNE (van der Maaten & Hinton 2008) with the exact O(l²) gradient (spec §8).
+    """t-SNE (van der Maaten & Hinton 2008) with the exact O(l²) gradient (Eq. 5).
 
     Joint P = (P_cond + P_condᵀ)/(2l) from perplexity-calibrated conditionals of the PCA-reduced data (footnote 1);
     Student-t output kernel; gradient 4Σ_j(p_ij − q_ij)q̃_ij(z_i − z_j) (:func:`tsne_kl_and_gradient`).
@@ -447,26 +277,30 @@ class ExactTSNE(Embedder):
     ----------
     perplexity : 30. n_pca : 30 (``None`` skips). neighbors : ``"all"`` (full distance matrix) or ``"knn"``
         (⌊3·perplexity⌋ neighbours, i.e. :func:`cova.affinity.gaussian_perplexity`).
-    n_components : 2. n_iter : 1000 (total, including the exaggeration phase).
+    n_components : 2. max_iter : 1000 (total, including the exaggeration phase).
     learning_rate : ``"auto"`` = max(l / early_exaggeration / 4, 50), scikit-learn's rule for this gradient
         (which includes the factor 4); openTSNE's rate for its 4×-smaller gradient is 4× this.
     early_exaggeration, early_exaggeration_iter : 12 for the first 250 iterations (scikit-learn / openTSNE).
     momentum, final_momentum, momentum_switch_iter : 0.5 → 0.8 at iteration 250.
     min_gain : 0.01. max_samples : 5,000 (``ValueError`` above). random_state : seed of the N(0, 10⁻⁴ I) start.
+    affinity : ``"perplexity"`` (default: P from X as above) or ``"inputs"``: the run's W is the joint P (a given
+        symmetric unit-sum graph, e.g. DOSNES's WorldTrade network; X is not read).
     """
 
     kl_and_gradient = staticmethod(tsne_kl_and_gradient)
+    _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, "affinity": [StrOptions({"perplexity", "inputs"})]}
 
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
-                 n_components: int = 2, n_iter: int = 1000, learning_rate: str | float = "auto",
+                 n_components: int = 2, max_iter: int = 1000, learning_rate: str | float = "auto",
                  momentum: float = 0.5, final_momentum: float = 0.8, momentum_switch_iter: int = 250,
                  early_exaggeration: float = 12.0, early_exaggeration_iter: int = 250, min_gain: float = 0.01,
-                 max_samples: int | None = 5000, random_state: int = 0):
+                 max_samples: int | None = 5000, random_state: int = 0, affinity: str = "perplexity"):
+        self.affinity = affinity
         self.perplexity = perplexity
         self.n_pca = n_pca
         self.neighbors = neighbors
         self.n_components = n_components
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.learning_rate = learning_rate
         self.momentum = momentum
         self.final_momentum = final_momentum
@@ -477,8 +311,15 @@ class ExactTSNE(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def _affinities(self, inputs: Inputs, Xr: np.ndarray) -> np.ndarray:
-        """Dense joint P, symmetric, unit sum."""
+    def requires(self) -> tuple[str, ...]:
+        """W with ``affinity="inputs"``, else X."""
+        return self._affinity_requires()
+
+    def _affinities(self, inputs: Inputs, Xr: np.ndarray | None) -> np.ndarray:
+        """Dense joint P, symmetric, unit sum: from X (``affinity="perplexity"``) or the run's W
+        (``affinity="inputs"``, e.g. a given graph; ``Xr`` is then unused)."""
+        if self.affinity == "inputs":
+            return np.asarray(inputs.W.toarray(), dtype=np.float64)
         l = Xr.shape[0]
         if self.neighbors == "knn":
             return gaussian_perplexity(Xr, self.perplexity, method="exact", random_state=self.random_state).toarray()
@@ -491,14 +332,15 @@ class ExactTSNE(Embedder):
         return float(self.learning_rate)
 
     def fit(self, inputs: Inputs) -> "ExactTSNE":
-        _check_common(self)
-        l = inputs.X.shape[0]
+        self._validate_params()
+        l = inputs.n_samples
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
-        Xr = pca_reduce(inputs.X, self.n_pca)
+        Xr = None if self.affinity == "inputs" else pca_reduce(inputs.X, self.n_pca)
         P = self._affinities(inputs, Xr)
+        self.learning_rate_ = self._learning_rate(l)
         Z, cost = _gradient_descent(
-            tsne_kl_and_gradient, P, _init(l, self.n_components, self.random_state), n_iter=self.n_iter,
-            learning_rate=self._learning_rate(l), early_exaggeration=float(self.early_exaggeration),
+            tsne_kl_and_gradient, P, _init(l, self.n_components, self.random_state), n_iter=self.max_iter,
+            learning_rate=self.learning_rate_, early_exaggeration=float(self.early_exaggeration),
             early_exaggeration_iter=int(self.early_exaggeration_iter), momentum=self.momentum,
             final_momentum=self.final_momentum, momentum_switch_iter=int(self.momentum_switch_iter),
             min_gain=self.min_gain)

@@ -1,10 +1,13 @@
-"""SNeRV: supervised NeRV (Venna et al., JMLR 11:451-490, 2010, Sec. 5; spec 001 section 2.3, pitfall 12).
+"""SNeRV: supervised NeRV (Venna et al., JMLR 11:451-490, 2010, Sec. 5, Eqs. 9-10).
+
+The paper leaves the mixture's parameterisation, the K and sigma grids and the path-integral rule open; our
+choices are marked [ours] below (``docs/papers.md``, NeRV, "SNeRV").
 
 NeRV, unchanged, run on a distance matrix computed with the **learning metric** of a class-posterior model:
 
 1. :class:`ClassPosterior` - the discriminative mixture of labelled Gaussians of Eq. (10),
    ``p(c|x) = sum_k beta_ck g_k(x) / sum_k g_k(x)``, ``g_k = exp(-||x - m_k||^2 / 2 sigma^2)``.
-   The paper does not give the beta parameterisation: here ``beta_ck = softmax_c(a_ck)`` (free logits a, one
+   The paper does not give the beta parameterisation: [ours] ``beta_ck = softmax_c(a_ck)`` (free logits a, one
    softmax over the classes per component). Means ``m_k`` start at seeded k-means centres, the logits at
    ``log`` of the Laplace-smoothed class frequencies of each k-means cell, ``(count_ck + 1) / (n_k + C)``.
    Fitted by :func:`scipy.optimize.minimize` (``method="CG"``) on the mean negative conditional
@@ -15,9 +18,10 @@ NeRV, unchanged, run on a distance matrix computed with the **learning metric** 
 2. :func:`learning_metric_distances` - straight-line path integrals of the local metric
    ``d_L^2 = dx^T J(x) dx`` with the Fisher matrix ``J(x) = sum_c p(c|x) grad log p(c|x) grad log p(c|x)^T``:
    ``d(x1, x2) = sum_{t=0}^{T-1} sqrt(Delta^T J(x1 + (t + 1/2) Delta) Delta)``, ``Delta = (x2 - x1) / T``,
-   T = 10 pieces, J at the **piece midpoints** (the spec's reading evaluates J at the piece starts, which is
-   not symmetric; the midpoint rule is symmetric by construction: swapping x1 and x2 maps the midpoints onto
-   themselves and flips the sign of Delta, and the form is even in Delta). ``Delta^T J Delta = sum_c p(c|x)
+   T = 10 pieces, J at the **piece midpoints** [ours] (the paper defers the rule to Peltonen et al. 2004;
+   evaluating J at the piece starts would not be symmetric; the midpoint rule is symmetric by construction:
+   swapping x1 and x2 maps the midpoints onto themselves and flips the sign of Delta, and the form is even in
+   Delta). ``Delta^T J Delta = sum_c p(c|x)
    (grad log p(c|x) . Delta)^2`` (no d x d matrix) and, with ``grad log p(c|x) = (1/sigma^2)(sum_k pi_{k|c}
    m_k - sum_k pi_k m_k)``, every quantity on the segment follows from the exact squared distances
    ``||x1 - m_k||^2``, ``||x2 - m_k||^2`` and ``||x2 - x1||^2`` (polarisation identity), so a pair costs
@@ -41,7 +45,9 @@ from sklearn.cluster import KMeans
 from sklearn.model_selection import StratifiedKFold
 
 from .base import Embedder, check_size
-from .nerv import NeRV
+from .constraints import (MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions,
+                          integer)
+from .nerv import ANNEAL, NeRV
 
 __all__ = ["ClassPosterior", "learning_metric_distances", "SNeRV", "SNERV_MAX_SAMPLES"]
 
@@ -77,6 +83,14 @@ class ClassPosterior(BaseEstimator):
     ``beta_`` (C, K), ``classes_``, ``n_components_``, ``sigma_``, ``cv_scores_`` (dict (K, sigma) -> mean
     held-out log-likelihood per sample, empty without "auto"), ``loss_`` (final mean negative log-likelihood).
     """
+
+    _parameter_constraints = {
+        "n_components": [StrOptions({"auto"}), *POSITIVE_INT],
+        "sigma": [StrOptions({"auto"}), *POSITIVE],
+        "random_state": SEED_OR_NONE,
+        "max_iter": POSITIVE_INT,
+        "n_folds": [integer(2, None)],
+    }
 
     def __init__(self, n_components: Any = "auto", sigma: Any = "auto", random_state: int | None = 0,
                  max_iter: int = 200, n_folds: int = 3):
@@ -162,6 +176,7 @@ class ClassPosterior(BaseEstimator):
         self.sigma_ = float(sigma)
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "ClassPosterior":
+        self._validate_params()
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y).ravel()
         if X.ndim != 2 or y.shape[0] != X.shape[0]:
@@ -281,6 +296,24 @@ class SNeRV(Embedder):
     ``distance_scale_`` and ``n_evaluations_`` (NeRV's).
     """
 
+    required_inputs = ("X", "labels")
+
+    _parameter_constraints = {
+        "n_components": POSITIVE_INT,
+        "lam": UNIT,
+        "n_mixture": [StrOptions({"auto"}), *POSITIVE_INT],
+        "sigma_mixture": [StrOptions({"auto"}), *POSITIVE],
+        "n_pieces": POSITIVE_INT,
+        "anneal_rounds": NON_NEGATIVE_INT,
+        "cg_steps": NON_NEGATIVE_INT,
+        "cg_steps_final": NON_NEGATIVE_INT,
+        "anneal": [StrOptions(set(ANNEAL))],
+        "init": [StrOptions({"random", "pca"}), "array-like"],
+        "max_samples": MAX_SAMPLES,
+        "random_state": SEED_OR_NONE,
+        "posterior_max_iter": POSITIVE_INT,
+    }
+
     def __init__(self, n_components: int = 2, lam: float = 0.1, n_mixture: Any = "auto",
                  sigma_mixture: Any = "auto", n_pieces: int = 10, anneal_rounds: int = 10, cg_steps: int = 2,
                  cg_steps_final: int = 20, anneal: str = "paper", init: Any = "random",
@@ -300,6 +333,7 @@ class SNeRV(Embedder):
         self.posterior_max_iter = posterior_max_iter
 
     def fit(self, inputs: Any) -> "SNeRV":
+        self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] < 4:
             raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")

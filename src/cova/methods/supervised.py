@@ -34,11 +34,13 @@ import scipy.sparse as sp
 from ..affinity.knn import _check_X, pair_sq_distances
 from ..affinity.perplexity import conditional_probabilities
 from ..affinity.weights import gaussian_perplexity, supervised_shrink
+from ..checks import check_label_vector
 from ..inputs import Inputs
 from .base import Embedder
-from .nse import nse_embedding
-from .sne import SNE, conditional_affinities, dense_sq_distances, pca_reduce
-from .tsne import opentsne_fit
+from .constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
+from .nse import SPECTRAL_SOLVERS, nse_embedding
+from .sne import EXACT_SNE_CONSTRAINTS, SNE, conditional_affinities, dense_sq_distances, pca_reduce
+from .tsne import OPENTSNE_CONSTRAINTS, opentsne_fit
 
 __all__ = [
     "MODES",
@@ -52,15 +54,15 @@ __all__ = [
 
 MODES: tuple[str, ...] = ("distance", "p_shrink")
 
+#: Constraints of the supervision parameters: λ ≥ 0 (> 0 with ``mode="distance"``, checked with the data) and the
+#: mode.
+SUPERVISION_CONSTRAINTS: dict[str, list] = {"lam": NON_NEGATIVE, "mode": [StrOptions(set(MODES))]}
+
 # Block of the exact search: b rows × l columns of float64 ≈ 2**22 numbers (32 MB).
 _BLOCK_ELEMENTS: int = 1 << 22
 
 
-def _check_labels(labels: Any, l: int) -> np.ndarray:
-    y = np.asarray(labels).ravel()
-    if y.shape[0] != l:
-        raise ValueError(f"labels has {y.shape[0]} entries but X has {l} samples")
-    return y
+_check_labels = check_label_vector
 
 
 def _check_lam(lam: Any, mode: str) -> float:
@@ -205,14 +207,17 @@ class SupervisedSNE(SNE):
     :class:`~cova.methods.sne.SNE` (perplexity 30, PCA-30, 1000 iterations, exact O(l²), ``max_samples`` 5,000).
     """
 
+    required_inputs = ("X", "labels")
+    _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, **SUPERVISION_CONSTRAINTS}
+
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
-                 neighbors: str = "all", n_components: int = 2, n_iter: int = 1000,
+                 neighbors: str = "all", n_components: int = 2, max_iter: int = 1000,
                  learning_rate: str | float = 0.1, momentum: float = 0.5, final_momentum: float = 0.8,
                  momentum_switch_iter: int = 250, early_exaggeration: float = 1.0,
                  early_exaggeration_iter: int = 100, min_gain: float = 0.01, max_samples: int | None = 5000,
                  random_state: int = 0):
         super().__init__(perplexity=perplexity, n_pca=n_pca, neighbors=neighbors, n_components=n_components,
-                         n_iter=n_iter, learning_rate=learning_rate, momentum=momentum,
+                         max_iter=max_iter, learning_rate=learning_rate, momentum=momentum,
                          final_momentum=final_momentum, momentum_switch_iter=momentum_switch_iter,
                          early_exaggeration=early_exaggeration, early_exaggeration_iter=early_exaggeration_iter,
                          min_gain=min_gain, max_samples=max_samples, random_state=random_state)
@@ -232,38 +237,41 @@ class SupervisedTSNE(Embedder):
     ----------
     lam : λ, default 0.5 (λ = 1: unsupervised t-SNE with the footnote-1 setting). mode : ``"distance"`` | ``"p_shrink"``.
     perplexity : 30. n_pca : 30 (``None`` skips the PCA).
-    n_iter, early_exaggeration_iter, learning_rate, dof, negative_gradient_method : openTSNE's (500, 250, "auto",
-        1, "auto"), as in :class:`cova.methods.tsne.TSNE`.
-    initialization : ``"random"`` (default; spec §8's 2008-style random start, openTSNE's N(0, 10⁻⁸ I)) or
+    max_iter, early_exaggeration_iter, learning_rate, dof, negative_gradient_method : openTSNE's (500, 250, "auto",
+        1, "auto"), as in :class:`cova.methods.tsne.TSNE` (``max_iter`` is openTSNE's ``n_iter``).
+    init : ``"random"`` (default; spec §8's 2008-style random start, openTSNE's N(0, 10⁻⁸ I)) or
         ``"pca"`` (openTSNE's scaled PCA of the reduced X).
     random_state : seed of the initialisation and of openTSNE. n_jobs : openTSNE threads (results do not depend
         on it).
     """
 
+    required_inputs = ("X", "labels")
+    _parameter_constraints = {**SUPERVISION_CONSTRAINTS, "perplexity": POSITIVE, "n_pca": [*POSITIVE_INT, None],
+                              **OPENTSNE_CONSTRAINTS}
+
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
-                 n_iter: int = 500, early_exaggeration_iter: int = 250, learning_rate: str | float = "auto",
-                 dof: float = 1.0, negative_gradient_method: str = "auto", initialization: str = "random",
+                 max_iter: int = 500, early_exaggeration_iter: int = 250, learning_rate: str | float = "auto",
+                 dof: float = 1.0, negative_gradient_method: str = "auto", init: str = "random",
                  random_state: int = 0, n_jobs: int = 1):
         self.lam = lam
         self.mode = mode
         self.perplexity = perplexity
         self.n_pca = n_pca
-        self.n_iter = n_iter
+        self.max_iter = max_iter
         self.early_exaggeration_iter = early_exaggeration_iter
         self.learning_rate = learning_rate
         self.dof = dof
         self.negative_gradient_method = negative_gradient_method
-        self.initialization = initialization
+        self.init = init
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     def fit(self, inputs: Inputs) -> "SupervisedTSNE":
-        if self.initialization not in ("random", "pca"):
-            raise ValueError(f"initialization must be one of ['pca', 'random'], got {self.initialization!r}")
+        self._validate_params()
         P = supervised_affinities(inputs.X, inputs.labels, self.lam, self.perplexity, self.mode, n_pca=self.n_pca,
                                   random_state=self.random_state)
         l = inputs.X.shape[0]
-        if self.initialization == "pca":
+        if self.init == "pca":
             init = openTSNE.initialization.pca(pca_reduce(inputs.X, self.n_pca), random_state=self.random_state)
         else:
             init = openTSNE.initialization.random(l, random_state=self.random_state)
@@ -278,6 +286,11 @@ class SupervisedNSE(Embedder):
     eigen_solver (``"arpack"``), random_state (0, seeds ARPACK's start vector).
     """
 
+    required_inputs = ("X", "labels")
+    _parameter_constraints = {**SUPERVISION_CONSTRAINTS, "perplexity": POSITIVE, "n_pca": [*POSITIVE_INT, None],
+                              "n_components": POSITIVE_INT, "eigen_solver": [StrOptions(set(SPECTRAL_SOLVERS))],
+                              "random_state": SEED}
+
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
                  n_components: int = 2, eigen_solver: str = "arpack", random_state: int = 0):
         self.lam = lam
@@ -289,6 +302,7 @@ class SupervisedNSE(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "SupervisedNSE":
+        self._validate_params()
         P = supervised_affinities(inputs.X, inputs.labels, self.lam, self.perplexity, self.mode, n_pca=self.n_pca,
                                   random_state=self.random_state)
         self.affinity_matrix_ = P

@@ -1,6 +1,7 @@
 """Cohort scores of the COVA paper, Appendix G: S_s, S_c, S_c^(r) (Eq. G.1) and S_n (Eq. G.2).
 
-All scores are fractions in [0, 1] (the paper prints percentages). Conventions (spec section 5):
+All scores are fractions in [0, 1] (the paper prints percentages). Conventions (ours where App. G is
+silent; ``docs/papers.md``, COVA, "Scores"):
 
 * distances are Euclidean; every "nearest" is a stable sort on (distance, index), so ties go to the lower
   index (of the sample, the prototype or the cohort);
@@ -18,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
+
+from ..affinity.graphs import knn_graph
 
 from .neighborhood import (
     EXACT_MAX_DIM,
@@ -122,13 +125,7 @@ def s_c(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray) -> float:
 def _knn_graph(points: np.ndarray, kappa: int) -> np.ndarray:
     """Delta(points, kappa) of Eq. G.1: A_ij = 1 iff j is among the kappa nearest other rows of row i
     (stable on (distance, index)); returns the boolean A OR A^T (symmetric, zero diagonal). Small c only."""
-    c = points.shape[0]
-    D = sqdist_block(points, points)
-    np.fill_diagonal(D, np.inf)
-    nbrs = np.argsort(D, axis=1, kind="stable")[:, :kappa]
-    A = np.zeros((c, c), dtype=bool)
-    A[np.arange(c)[:, None], nbrs] = True
-    return A | A.T
+    return knn_graph(sqdist_block(points, points), kappa)
 
 
 def cohort_graph(points: np.ndarray, kappa: int = 2) -> np.ndarray:

@@ -3,7 +3,7 @@
 Everything here works in row blocks: a block of ``b`` query rows against all ``n`` reference rows, with
 ``b * n`` bounded (:data:`BLOCK_ENTRIES`), so memory is O(block * n) and never O(n^2).
 
-Conventions shared by every metric of :mod:`cova.metrics` (spec section 5):
+Conventions shared by every metric of :mod:`cova.metrics` (COVA App. G leaves them open; ``docs/papers.md``):
 
 * distances are Euclidean; neighbours are ranked by squared distance, which gives the same order;
 * ties are broken by the lower sample index, i.e. the order is a stable sort on ``(distance, index)``;
@@ -13,7 +13,7 @@ Conventions shared by every metric of :mod:`cova.metrics` (spec section 5):
   ``sum_j (a_j - b_j)^2`` (so duplicated points are exact ties); above that they use the BLAS expansion
   ``|a|^2 + |b|^2 - 2 a.b`` (clipped at 0), whose rounding can split exact ties.
 
-Speed (#8): trustworthiness / continuity / brute kNN use one fused numba kernel (:func:`_rows_kernel`) that
+Speed: trustworthiness / continuity / brute kNN use one fused numba kernel (:func:`_rows_kernel`) that
 builds one distance row per thread (from a BLAS Gram block of :data:`GEMM_BLOCK_ENTRIES` entries computed ahead
 in helper threads, or by exact differences) and consumes it at once. Target ranks are integer counts in one pass over the row, never sorts: a monotone
 histogram up to the farthest target plus exact comparisons in the targets' buckets (:func:`_rank_begin`); for
@@ -177,7 +177,7 @@ def _n_buckets(n: int) -> int:
 def _rank_begin(tv, Tr, th, tt, tq, tb, ex, first, hist):  # pragma: no cover - jit
     """Start a one-pass rank count of the targets Tr (values tv) over a row; returns (inv, lim).
 
-    Why a histogram (#8): with k targets spread through the row (a poor embedding), counting
+    Why a histogram: with k targets spread through the row (a poor embedding), counting
     #{m : row[m] < row[t]} target by target costs k passes over the row. Instead the targets are sorted
     by (value, column) into th / tt (tq: their positions in Tr); every element gets the bucket
     ``floor(min(value * B / vmax, B + 1))`` (vmax = the farthest target), a monotone map, so an element in
@@ -305,7 +305,7 @@ def _target_ranks_kernel(D: np.ndarray, self_cols: np.ndarray, T: np.ndarray,
     return out
 
 
-# fused kernels (#8): each thread builds one squared-distance row at a time in a private buffer (from a BLAS
+# fused kernels: each thread builds one squared-distance row at a time in a private buffer (from a BLAS
 # Gram block, or by exact differences) and consumes it at once, so no (b, n) distance block is materialised
 # and the exact path needs no block at all. Row values are bit-identical to :func:`sqdist_block`'s.
 
@@ -398,7 +398,7 @@ def _sq2(e0: float, e1: float) -> float:  # pragma: no cover - jit
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pragma: no cover - jit
-    """:func:`target_ranks` for 2-D points (#8, continuity of 2-D embeddings): only points within the
+    """:func:`target_ranks` for 2-D points (continuity of 2-D embeddings): only points within the
     farthest target can precede a target, so each row visits the grid cells (:func:`_grid_2d`) within that
     radius (plus one cell) whose bounding box is not farther (a lower bound computed with the same
     operations as the distances, so it never exceeds a member's distance), and counts their points with
@@ -640,7 +640,7 @@ def continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> float:
 
 
 def trustworthiness_continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 12) -> tuple[float, float]:
-    """``(trustworthiness(X, Z, k), continuity(X, Z, k))`` in one pass over the samples (#8).
+    """``(trustworthiness(X, Z, k), continuity(X, Z, k))`` in one pass over the samples.
 
     Same definitions, tie rule and values as the two functions. Each X distance row is built once and gives
     both the X neighbours and the X ranks of the Z neighbours (:func:`_rows_kernel`), where the

@@ -1,7 +1,7 @@
 """Information-retrieval quality measures of Venna et al. (2010), "Information retrieval perspective to
-nonlinear dimensionality reduction for data visualization", JMLR 11:451-490 (NeRV; spec 001).
+nonlinear dimensionality reduction for data visualization", JMLR 11:451-490 (NeRV).
 
-Measures (paper Sec. 4.3.1; spec 001 section 3):
+Measures (paper Sec. 4.3.1):
 
 * :func:`precision_recall_curve`, :func:`mean_precision_recall` - mean precision / mean recall of binary
   neighbourhoods (Sec. 2.1.2, below Eq. 1): r relevant input neighbours, k = 1..k_max retrieved display
@@ -15,9 +15,12 @@ Measures (paper Sec. 4.3.1; spec 001 section 3):
 * :func:`trustworthiness_curve`, :func:`continuity_curve` - Kaski et al. (2003) for k = 1..k_max;
 * :func:`knn_error` - leave-one-out k-NN classification error in the display (k = 5, Sec. 4.3.1);
 * :func:`f_measure`, :func:`rank_f_measure` - the parameter-selection criterion 2PR/(P+R) of Sec. 4.3.2 on
-  rank-based *goodness* values (1 - normalised error; spec 001 pitfall 9).
+  rank-based *goodness* values (1 - normalised error; [ours]: the paper does not say which).
 
-Conventions (spec 001 sections 1-3, 9; the authors' toolbox dredviz 1.0.2 where the paper is silent):
+The paper cites trustworthiness / continuity and the rank-based normalisation without formulas; we take
+them from the authors' toolbox dredviz 1.0.2 (``docs/papers.md``, NeRV, "Measures").
+
+Conventions (paper Secs. 2.1-2.2; the authors' toolbox dredviz 1.0.2 where the paper is silent):
 
 * Euclidean distances; squared distances come from :func:`cova.metrics.neighborhood.sqdist_block`
   (exact differences for <= 32 columns, BLAS expansion clipped at 0 above);
@@ -28,7 +31,7 @@ Conventions (spec 001 sections 1-3, 9; the authors' toolbox dredviz 1.0.2 where 
 * sigma_i: bisection on beta_i until the natural-log entropy of p_{.|i} equals log k within 1e-10 (dredviz
   uses a golden-section search in bits with tolerance 1e-2);
 * input *and* output distances are rescaled to mean 1 before p and q are formed (dredviz ``klmeasure``;
-  makes the smoothed measures invariant to the scale of the embedding; spec pitfall 7);
+  makes the smoothed measures invariant to the scale of the embedding; the paper does not state it);
 * all measures are **means over query points**, as in the paper (dredviz prints sums).
 
 Subsampling: the measures that need a full ranking or a full probability row per query (smoothed,
@@ -46,10 +49,11 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numba
 import numpy as np
-from numba import prange
 from scipy.special import logsumexp
+
+from ..affinity.perplexity import (ENTROPY_MAX_ITER, ENTROPY_TOL, calibrate_precisions,
+                                   log_conditional_probabilities)
 
 from .neighborhood import (
     _as_matrix,
@@ -82,10 +86,6 @@ __all__ = [
 
 #: Default number of query points for the measures that need full rows (see the module docstring).
 DEFAULT_MAX_SAMPLES = 5000
-#: Entropy tolerance (nats) of the sigma_i bisection.
-ENTROPY_TOL = 1e-10
-#: Maximum number of bisection steps per row.
-ENTROPY_MAX_ITER = 200
 
 
 class PrecisionRecallCurve(NamedTuple):
@@ -104,99 +104,7 @@ class SmoothedPrecisionRecall(NamedTuple):
 
 
 # --------------------------------------------------------------------------------------------------------
-# sigma_i calibration and log-probabilities (Eqs. 2-3)
-# --------------------------------------------------------------------------------------------------------
-
-@numba.njit(cache=True, parallel=True)
-def _calibrate_kernel(D2: np.ndarray, self_cols: np.ndarray, target: float, tol: float,
-                      max_iter: int) -> np.ndarray:  # pragma: no cover - jit
-    """beta_r with H(softmax(-beta_r D2[r, j != self])) = target, per row (bisection on beta, t-SNE style).
-
-    The row minimum is subtracted first (does not change p). Rows whose target is unreachable (more than
-    exp(target) points tied at the minimum distance) end with a huge beta (finite: at most 2**max_iter)."""
-    b, n = D2.shape
-    out = np.empty(b, dtype=np.float64)
-    for r in prange(b):
-        s = self_cols[r]
-        dmin = np.inf
-        for j in range(n):
-            if j != s and D2[r, j] < dmin:
-                dmin = D2[r, j]
-        beta = 1.0
-        lo = 0.0
-        hi = np.inf
-        for _ in range(max_iter):
-            total = 0.0
-            dp = 0.0
-            for j in range(n):
-                if j != s:
-                    d = D2[r, j] - dmin
-                    e = math.exp(-beta * d)
-                    total += e
-                    dp += d * e
-            H = math.log(total) + beta * dp / total
-            diff = H - target
-            if abs(diff) < tol:
-                break
-            if diff > 0.0:  # too flat: sharpen
-                lo = beta
-                beta = beta * 2.0 if hi == np.inf else 0.5 * (beta + hi)
-            else:  # too peaked: widen
-                hi = beta
-                beta = beta * 0.5 if lo == 0.0 else 0.5 * (beta + lo)
-        out[r] = beta
-    return out
-
-
-def calibrate_precisions(distances_sq: np.ndarray, n_neighbors: float,
-                         self_cols: np.ndarray | None = None) -> np.ndarray:
-    """beta_i = 1 / sigma_i^2 such that the entropy of p_{.|i} (Eq. 3) equals log(n_neighbors) (Sec. 2.2).
-
-    Parameters
-    ----------
-    distances_sq : (b, n) squared distances from query row r to all n points.
-    n_neighbors : the "effective number of neighbours" k (perplexity); natural-log entropy target log k.
-    self_cols : (b,) column of the query itself in each row (excluded; -1 = none), or ``None`` when
-        ``b == n`` and row r is point r (``self_cols = arange(n)``).
-
-    Returns (b,) float64. Bisection to |H - log k| < :data:`ENTROPY_TOL`. Raises ValueError when k is not
-    in (1, number of other points) (the target entropy log k would be unreachable).
-    """
-    D2 = np.ascontiguousarray(distances_sq, dtype=np.float64)
-    if D2.ndim != 2:
-        raise ValueError(f"distances_sq must be 2-D; got shape {D2.shape}")
-    b, n = D2.shape
-    if self_cols is None:
-        if b != n:
-            raise ValueError("self_cols is required when distances_sq is not square")
-        self_cols = np.arange(n)
-    self_cols = np.asarray(self_cols)
-    n_other = n - 1 if np.any(self_cols >= 0) else n
-    k = float(n_neighbors)
-    if not (1.0 < k < n_other):
-        raise ValueError(f"the effective number of neighbours must lie in (1, {n_other}); got {k}")
-    return _calibrate_kernel(D2, np.ascontiguousarray(self_cols, dtype=np.int64), math.log(k),
-                             ENTROPY_TOL, ENTROPY_MAX_ITER)
-
-
-def log_conditional_probabilities(distances_sq: np.ndarray, beta: np.ndarray,
-                                  self_cols: np.ndarray | None = None) -> np.ndarray:
-    """log p_{j|i} of Eq. 3 (or log q_{j|i} of Eq. 2) by log-sum-exp: ``-beta_i d_ij^2 - logsumexp_k(...)``.
-
-    The query's own column is ``-inf`` (p_{i|i} = 0); every other entry is finite. ``self_cols`` as in
-    :func:`calibrate_precisions`."""
-    D2 = np.asarray(distances_sq, dtype=np.float64)
-    b = D2.shape[0]
-    if self_cols is None:
-        self_cols = np.arange(b)
-    A = -np.asarray(beta, dtype=np.float64)[:, None] * D2
-    A[np.arange(b), self_cols] = -np.inf
-    A -= logsumexp(A, axis=1)[:, None]
-    return A
-
-
-# --------------------------------------------------------------------------------------------------------
-# helpers
+# input checks (the sigma_i calibration and log-probabilities of Eqs. 2-3 are in cova.affinity.perplexity)
 # --------------------------------------------------------------------------------------------------------
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> int:
@@ -258,7 +166,7 @@ def precision_recall_curve(X: np.ndarray, Z: np.ndarray, n_relevant: int = 20,
     paper uses r = 20, k = 1..100 (Fig. 5) and r = 75 for the sphere (Fig. 2). When k = r, precision
     equals recall. Neighbours by :func:`cova.metrics.neighborhood.knn_indices` (ties to the lower index;
     the paper's Sec. 2.1.3 mentions fixed-radius neighbourhoods, but Sec. 4.3.1 retrieves the k nearest,
-    which is what is done here; spec 001 §9 pitfall 1, typo 4). Memory O(n (r + k_max)).
+    which is what is done here). Memory O(n (r + k_max)).
     """
     X, Z = _check_pair(X, Z)
     n = X.shape[0]
@@ -363,7 +271,8 @@ def rank_smoothed_precision_recall(X: np.ndarray, Z: np.ndarray, n_neighbors: fl
     The paper's Fig. 6 plots 1 - error (goodness). Input ties: lower index first. Output ties are broken
     by the input rank, ``ties="best"`` (in the input order), ``"worst"`` (reversed) or ``"mean"`` (the
     average of the two; dredviz prints both). For continuous embeddings all three agree. Note the dredviz
-    ``klrank`` header labels the two columns the wrong way round (spec 001 section 3).
+    ``klrank`` header labels the two columns the wrong way round: its first two columns are D(p, q), the
+    paper's recall.
     """
     if ties not in ("best", "worst", "mean"):
         raise ValueError(f"ties must be 'best', 'worst' or 'mean'; got {ties!r}")
@@ -439,7 +348,7 @@ def joint_smoothed_precision_recall(X: np.ndarray, Z: np.ndarray, n_neighbors: f
 # --------------------------------------------------------------------------------------------------------
 
 def _normaliser(k: int, n: int, m: int) -> float:
-    """A(k) of spec 001 section 3 with the mean taken over m queries: 2/(m k (2n-3k-1)) for k < n/2 and
+    """A(k) of Kaski et al. (2003) (as in dredviz) with the mean taken over m queries: 2/(m k (2n-3k-1)) for k < n/2 and
     dredviz's 2/(m (n-k)(n-k-1)) otherwise (the maximum penalty per query when k >= n/2)."""
     if k < n / 2:
         return 2.0 / (m * k * (2.0 * n - 3.0 * k - 1.0))
@@ -504,7 +413,7 @@ def knn_error(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> float:
 
     Each point is classified by a majority vote of its ``n_neighbors`` nearest *other* points in Z
     (:func:`knn_indices`: ties in distance to the lower index; duplicates count as neighbours). Vote ties
-    (not specified by the paper or the spec) go to the tied class that has the nearest neighbour (this
+    (not specified by the paper) go to the tied class that has the nearest neighbour (this
     rule is invariant to relabelling; sklearn's KNeighborsClassifier picks the smallest label instead, so
     the two agree whenever no vote is tied). Returns the fraction of points misclassified.
     """
@@ -537,8 +446,8 @@ def f_measure(precision: float | np.ndarray, recall: float | np.ndarray) -> floa
 def rank_f_measure(X: np.ndarray, Z: np.ndarray, n_neighbors: float = 20, *, ties: str = "mean",
                    max_samples: int | None = DEFAULT_MAX_SAMPLES, random_state: int | None = 0) -> float:
     """The parameter-selection criterion of Sec. 4.3.2: :func:`f_measure` of the mean rank-based smoothed
-    precision and recall taken as goodness, P = 1 - precision error, R = 1 - recall error (spec 001
-    pitfall 9: the paper does not say so, but F on errors would reward bad displays). Largest F wins."""
+    precision and recall taken as goodness, P = 1 - precision error, R = 1 - recall error ([ours]:
+    the paper does not say so, but F on errors would reward bad displays). Largest F wins."""
     e = rank_smoothed_precision_recall(X, Z, n_neighbors, ties=ties, max_samples=max_samples,
                                        random_state=random_state)
     return float(f_measure(1.0 - e.precision, 1.0 - e.recall))

@@ -1,39 +1,18 @@
-"""All scores of one embedding, as the pipeline writes them to ``scores.json``."""
+"""The scores of the results table (S_n, S_s, S_c raw and aligned, S_c^(r), trustworthiness, continuity) of one
+embedding, from the arrays alone."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .cohort import s_c, s_c_r, s_n, s_s
-from .neighborhood import trustworthiness_continuity
+from .centres import cohort_centres, procrustes_align
+from .registry import ScoreData, evaluate, metric_keys
 
+__all__ = ["TABLE_METRICS", "SCORE_KEYS", "compute_scores", "cohort_centres", "procrustes_align"]
 
-def cohort_centres(Z: np.ndarray, labels: np.ndarray, n_cohorts: int) -> np.ndarray:
-    """Mean of the embedded samples of each cohort (NaN rows for empty cohorts)."""
-    sums = np.zeros((n_cohorts, Z.shape[1]))
-    np.add.at(sums, labels, Z)
-    counts = np.bincount(labels, minlength=n_cohorts).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return sums / counts[:, None]
-
-
-def procrustes_align(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray) -> np.ndarray:
-    """Map Z by the similarity transform (rotation or reflection, isotropic scale, shift) that best carries
-    its cohort centres onto the prototypes in least squares.
-
-    Used to report an *aligned* S_c for methods whose coordinates are arbitrary (spec §5, S_c bullet):
-    raw S_c is not invariant to a global similarity transform, the aligned one is.
-    """
-    C = cohort_centres(Z, labels, prototypes.shape[0])
-    ok = np.all(np.isfinite(C), axis=1)
-    C, P = C[ok], prototypes[ok]
-    mc, mp = C.mean(axis=0), P.mean(axis=0)
-    Cc, Pc = C - mc, P - mp
-    U, S, Vt = np.linalg.svd(Cc.T @ Pc)
-    Q = U @ Vt
-    norm = float(np.sum(Cc * Cc))
-    scale = float(S.sum()) / norm if norm > 0 else 1.0
-    return scale * (Z - mc) @ Q + mp
+#: The registry metrics of the results table, and their keys (``scores.csv`` columns).
+TABLE_METRICS = ("s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness_continuity")
+SCORE_KEYS = metric_keys(TABLE_METRICS)
 
 
 def compute_scores(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray,
@@ -45,14 +24,6 @@ def compute_scores(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, prototypes:
     ``placed_prototypes`` are the points the method itself placed cohorts at (Υ for E1-E4 and P1-P4, E for
     eigen-COVA); for methods without them the raw S_c compares Z with Υ in Z's arbitrary coordinates.
     """
-    P = prototypes if placed_prototypes is None else placed_prototypes
-    t, c = trustworthiness_continuity(X, Z, n_neighbors)
-    return {
-        "s_n": s_n(X, Z, labels),
-        "s_s": s_s(Z, labels),
-        "s_c": s_c(Z, labels, P),
-        "s_c_aligned": s_c(procrustes_align(Z, labels, prototypes), labels, prototypes),
-        "s_c_r": s_c_r(Z, labels, prototypes, kappa=kappa),
-        "trustworthiness": t,
-        "continuity": c,
-    }
+    data = ScoreData(Z=Z, n_cohorts=prototypes.shape[0], X=X, labels=labels, prototypes=prototypes,
+                     placed_prototypes=placed_prototypes, n_neighbors=n_neighbors, kappa=kappa)
+    return evaluate(data, TABLE_METRICS)

@@ -7,7 +7,7 @@ import math
 import numba
 import numpy as np
 
-from .local import kernel_threads
+from .threads import kernel_threads
 
 
 def o_dist_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float, np.ndarray]:
@@ -26,7 +26,7 @@ def o_dist_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[floa
 
 
 def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float, np.ndarray]:
-    """O_KL^(C) of COVA Eq. 8 **in the normalised form of Eq. A.8** (spec T11) and its gradient (Table A.1).
+    """O_KL^(C) of COVA Eq. 8 **in the normalised form of Eq. A.8** and its gradient (Table A.1).
 
     ``t_ij = (1 + ‖z_i − υ_j‖²)⁻¹`` and ``O = Σ_ij r_ij ln(r_ij / (t_ij / Σ_ab t_ab))`` with ``0·ln 0 = 0``; the
     normaliser runs over all l·c pairs. Eq. 8 as printed leaves t unnormalised inside the log, which makes the
@@ -35,7 +35,7 @@ def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float,
 
     The value is ``Σ r ln r + Σ r ln(1 + d²) + (Σ r)·ln Σ t`` (constants included, for line searches). The
     gradient is ``2𝐃(H)Z − 2HΥ`` with ``H = (R − (Σr)·T/ΣT) ∘ T``; for the unit-sum R the pipeline passes,
-    ``Σr = 1`` and this is the spec's ``H = (R − T/ΣT) ∘ T``. Keeping ``Σr`` makes value and gradient agree
+    ``Σr = 1`` and H reduces to ``(R − T/ΣT) ∘ T``. Keeping ``Σr`` makes value and gradient agree
     for any R ≥ 0. Squared distances are computed as ``Σ_k (z_ik − υ_jk)²`` (exact, non-negative).
     Cost O(l·c·k) time, O(l·k) extra memory (two passes of compiled kernels, threads over samples; per-sample
     partial sums are added in a fixed order, so results do not depend on the number of threads).

@@ -1,8 +1,8 @@
 """Projection forms of the objectives (COVA Sec. 3.2, Table A.2 corrected): Z = F U.
 
 By the chain rule ``Grad_U O(FU) = Fᵀ·Grad_Z O(Z)|_{Z=FU}``. This reproduces every corrected row of Table A.2:
-``2Fᵀ𝐃(R)FU − 2FᵀRΥ``, ``2Fᵀ𝐋(W)FU``, ``2Fᵀ𝐃(H)FU − 2FᵀHΥ`` and ``4Fᵀ𝐋(G)FU`` (the printed A.44 is wrong:
-spec T3, with T4–T6), so the projection gradients are never coded separately.
+``2Fᵀ𝐃(R)FU − 2FᵀRΥ``, ``2Fᵀ𝐋(W)FU``, ``2Fᵀ𝐃(H)FU − 2FᵀHΥ`` and ``4Fᵀ𝐋(G)FU`` (the printed A.44 is wrong,
+see docs/algorithms.md), so the projection gradients are never coded separately.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Cohort scatter plots: samples coloured by cohort, prototypes as large outlined markers."""
+"""Cohort scatter plots: samples coloured by cohort, prototypes as large outlined markers; 3-D and spherical
+embeddings from two viewpoints; the row and column objects of a relation embedding in one figure."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 
-from ..io import atomic_path
+from .figures import save_figure
 
 SCORE_LABELS = {"s_n": "S_n", "s_s": "S_s", "s_c": "S_c", "s_c_aligned": "S_c aligned", "s_c_r": "S_c^(r)", "trustworthiness": "T",
                 "continuity": "C"}
@@ -27,11 +28,12 @@ def cohort_colours(n_cohorts: int) -> np.ndarray:
     return np.array([to_rgba(cmap(v)) for v in values])
 
 
-def panel_grid(rows: Sequence[Sequence[object]], width: float, height: float) -> tuple[plt.Figure, list]:
+def panel_grid(rows: Sequence[Sequence[object]], width: float, height: float,
+               dpi: float = 100) -> tuple[plt.Figure, list]:
     """A figure with one row of panels per entry of ``rows`` (as many columns as the longest row; the unused
     axes switched off) and the list of (axes, item) pairs, row by row."""
     n_cols = max(len(r) for r in rows)
-    fig, axes = plt.subplots(len(rows), n_cols, figsize=(width * n_cols, height * len(rows)), dpi=100,
+    fig, axes = plt.subplots(len(rows), n_cols, figsize=(width * n_cols, height * len(rows)), dpi=dpi,
                              squeeze=False)
     cells = []
     for i, row in enumerate(rows):
@@ -67,19 +69,122 @@ def plot_cohorts(ax: Axes, Z: np.ndarray, labels: np.ndarray, n_cohorts: int,
     ax.set_aspect("equal", adjustable="datalim")
 
 
-def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarray, label_names: Sequence[str],
-                        prototypes: np.ndarray | None = None, scores: dict[str, float] | None = None,
-                        title: str = "") -> None:
-    """One embedding as a PNG, with a legend when there are at most 20 cohorts and the scores in the title."""
+#: The two viewpoints (elevation, azimuth in degrees) of a 3-D embedding, facing opposite sides.
+VIEWS_3D = ((20.0, -60.0), (20.0, 120.0))
+
+
+def _legend_handles(label_names: Sequence[str], marker: str = "o") -> list:
+    colours = cohort_colours(len(label_names))
+    return [plt.Line2D([], [], marker=marker, ls="", color=colours[j], label=n) for j, n in enumerate(label_names)]
+
+
+def _point_colours(labels: np.ndarray | None, n_points: int, n_cohorts: int, single: str) -> np.ndarray:
+    """RGBA per point: by cohort when there are labels, else one colour."""
+    if labels is None:
+        return np.tile(to_rgba(single), (n_points, 1))
+    return cohort_colours(n_cohorts)[labels]
+
+
+def _point_size(n: int) -> float:
+    return max(2.0, min(12.0, 6000.0 / max(n, 1)))
+
+
+def _no_embedding(ax: Axes) -> None:
+    """The note a degenerate run's panel shows instead of points (2-D or 3-D axes)."""
+    write = ax.text2D if hasattr(ax, "text2D") else ax.text
+    write(0.5, 0.5, "no embedding\n(degenerate: see the run's log)", ha="center", va="center", transform=ax.transAxes)
+
+
+def draw_sphere(ax: Axes, radius: float, centre: np.ndarray | None = None) -> None:
+    """A faint wireframe sphere (the surface a spherical embedding lies on) on a 3-D axes."""
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
+    c = np.zeros(3) if centre is None else centre
+    ax.plot_wireframe(c[0] + radius * np.cos(u) * np.sin(v), c[1] + radius * np.sin(u) * np.sin(v),
+                      c[2] + radius * np.cos(v), color="0.6", linewidth=0.3, alpha=0.35)
+
+
+def plot_layers_3d(ax: Axes, layers: Sequence[tuple[np.ndarray, np.ndarray, str, float]], view: tuple[float, float],
+                   sphere: bool = False) -> None:
+    """Draw point layers ``(points (n, 3), colours (n, 4), marker, size)`` on a 3-D axes from ``view``; with
+    ``sphere`` a faint sphere of the points' mean radius around the origin."""
+    if sphere:
+        radius = float(np.mean([np.linalg.norm(P, axis=1).mean() for P, *_ in layers]))
+        draw_sphere(ax, radius)
+    for P, colours, marker, size in layers:
+        ax.scatter(P[:, 0], P[:, 1], P[:, 2], c=colours, s=size, marker=marker, linewidths=0, depthshade=True)
+    ax.view_init(elev=view[0], azim=view[1])
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_zticks([])
+    ax.set_title(f"view: elevation {view[0]:g}°, azimuth {view[1]:g}°", fontsize=8)
+
+
+def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarray | None,
+                        label_names: Sequence[str], prototypes: np.ndarray | None = None,
+                        scores: dict[str, float] | None = None, title: str = "", *, geometry: str = "plane",
+                        columns: np.ndarray | None = None, kinds: tuple[str, str] = ("rows", "columns")) -> None:
+    """One embedding as a PNG, with a legend when there are at most 20 cohorts and the scores in the title.
+
+    Two-dimensional embeddings are one panel. Three-dimensional ones (and ``geometry="sphere"``, drawn with a
+    faint sphere) are drawn from the two opposite viewpoints :data:`VIEWS_3D` side by side. ``columns`` are the
+    column objects of a relation embedding (``Z`` then holds the row objects): both sets share the figure, rows
+    as dots coloured by cohort, columns as grey triangles, and the legend says which ``kinds`` are which.
+    Without ``labels`` every row point has one colour."""
+    if Z.shape[1] == 2 and columns is None and labels is not None and geometry == "plane":
+        _save_plane(path, Z, labels, label_names, prototypes, scores, title)
+        return
+    names = list(label_names) if labels is not None else []
+    finite = bool(np.all(np.isfinite(Z))) and (columns is None or bool(np.all(np.isfinite(columns))))
+    layers = [(Z, _point_colours(labels, len(Z), len(names), "tab:blue"), "o", _point_size(len(Z)))]
+    handles = _legend_handles(names) if 0 < len(names) <= 20 else []
+    if columns is not None:
+        layers.insert(0, (columns, np.tile(to_rgba("0.35", 0.5), (len(columns), 1)), "^",
+                          0.8 * _point_size(len(columns))))  # under the row objects
+        handles = handles + [plt.Line2D([], [], marker="o", ls="", color="0.2", label=f"{kinds[0]} (dots)"),
+                             plt.Line2D([], [], marker="^", ls="", color="0.35", label=f"{kinds[1]} (triangles)")]
+    if prototypes is not None and len(prototypes):
+        layers.append((prototypes, cohort_colours(len(names))[: len(prototypes)] if names else
+                       np.tile(to_rgba("black"), (len(prototypes), 1)), "s", 90.0))
+    three_d = Z.shape[1] == 3
+    if three_d:
+        fig = plt.figure(figsize=(11.0, 5.5), dpi=110)
+        axes = [fig.add_subplot(1, 2, i + 1, projection="3d") for i in range(2)]
+        for ax, view in zip(axes, VIEWS_3D):
+            if finite:
+                plot_layers_3d(ax, layers, view, sphere=geometry == "sphere")
+            else:
+                _no_embedding(ax)
+        legend_ax = axes[-1]
+    else:
+        fig, legend_ax = plt.subplots(figsize=(6.5, 5.5), dpi=110)
+        if finite:
+            for P, colours, marker, size in layers:
+                legend_ax.scatter(P[:, 0], P[:, 1], c=colours, s=size, marker=marker, linewidths=0,
+                                  rasterized=len(P) > 5000)
+            legend_ax.set_aspect("equal", adjustable="datalim")
+        else:
+            _no_embedding(legend_ax)
+        legend_ax.set_xticks([])
+        legend_ax.set_yticks([])
+    if handles:
+        legend_ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8, frameon=False)
+    text = title + ("\n" + format_scores(scores) if scores else "")
+    if three_d:
+        fig.suptitle(text, fontsize=9)
+    else:
+        legend_ax.set_title(text, fontsize=9)
+    save_figure(fig, path)
+
+
+def _save_plane(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarray, label_names: Sequence[str],
+                prototypes: np.ndarray | None, scores: dict[str, float] | None, title: str) -> None:
+    """The 2-D cohort scatter: one panel, samples coloured by cohort, prototypes outlined."""
     fig, ax = plt.subplots(figsize=(6.5, 5.5), dpi=110)
     plot_cohorts(ax, Z, labels, len(label_names), prototypes)
     if len(label_names) <= 20:
-        colours = cohort_colours(len(label_names))
-        handles = [plt.Line2D([], [], marker="o", ls="", color=colours[j], label=n) for j, n in enumerate(label_names)]
-        ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+        ax.legend(handles=_legend_handles(label_names), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
+                  frameon=False)
     text = title + ("\n" + format_scores(scores) if scores else "")
     ax.set_title(text, fontsize=9)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path)

@@ -8,18 +8,22 @@ from typing import Any
 import pandas as pd
 
 from ..io import write_text_atomic
+from ..metrics.summary import SCORE_KEYS
 
 ID_COLUMNS = ["dataset", "inputs", "method_entry", "method", "inputs_id", "params_id", "n_samples", "n_cohorts",
               "status"]
-SCORE_COLUMNS = ["s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity"]
+#: The score columns of the results table: the keys of :data:`cova.metrics.summary.TABLE_METRICS`.
+SCORE_COLUMNS = list(SCORE_KEYS)
 
 
 def scores_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per scored embedding, sorted by dataset, inputs and method entry (stable across runs)."""
+    """One row per scored embedding, sorted by dataset, inputs and method entry (stable across runs). A score
+    that applies to none of the runs (e.g. T/C without input vectors) is a column of NaN."""
     table = pd.DataFrame.from_records(records)
-    missing = [c for c in ID_COLUMNS + SCORE_COLUMNS if c not in table.columns]
+    missing = [c for c in ID_COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"score records lack the fields {missing}")
+    table = table.reindex(columns=list(table.columns) + [c for c in SCORE_COLUMNS if c not in table.columns])
     return table[ID_COLUMNS + SCORE_COLUMNS].sort_values(["dataset", "inputs", "method_entry"], kind="stable",
                                                          ignore_index=True)
 

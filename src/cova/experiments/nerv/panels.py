@@ -1,7 +1,7 @@
 """NeRV paper Figs. 4-7 measure panels and the Table 2 analogue (Venna et al., JMLR 11:451-490, 2010, Sec. 4.3-4.4).
 
 Renderer ``nerv_panels``: for every run of the experiment it computes the paper's goodness measures
-(Sec. 4.3.1, spec 001 section 3; all with input-neighbourhood scale 20, :mod:`cova.metrics.retrieval`):
+(Sec. 4.3.1; all with input-neighbourhood scale 20, :mod:`cova.metrics.retrieval`):
 
 * mean smoothed precision / recall errors E_i[D(q_i, p_i)], E_i[D(p_i, q_i)] (sigma_i from entropy log 20, the
   same sigma_i in the display, both distance sets rescaled to mean 1) - **Fig. 4** plots -1 x them;
@@ -26,15 +26,16 @@ from __future__ import annotations
 import html
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..inputs import Inputs
-from ..io import atomic_path, write_text_atomic
-from ..metrics import retrieval as ir
-from ..viz.tables import write_csv_atomic
-from .reference import REFERENCE
+from ...io import write_text_atomic
+from ...metrics import retrieval as ir
+from ...viz.figures import save_figure
+from ...viz.retrieval import measure_panels_figure
+from ...viz.tables import write_csv_atomic
+from ..common import RunLoader
+from ..reference import REFERENCE
 
 #: Input-neighbourhood scale of every measure (paper Sec. 4.3.1): effective k, relevant set size, T/C's k.
 SCALE = 20
@@ -94,14 +95,6 @@ def run_measures(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, k_max: int = 
     }
 
 
-def entry_group(entry: str, grid: dict[str, Any]) -> str:
-    """The config method entry a (possibly grid-expanded) run came from: ``nerv_grid-lam0.3`` -> ``nerv_grid``."""
-    if not grid:
-        return entry
-    suffix = "-" + "-".join(f"{k}{v}" for k, v in grid.items())
-    return entry[: -len(suffix)] if entry.endswith(suffix) else entry
-
-
 def select_by_f(table: pd.DataFrame) -> pd.Series:
     """Boolean mask: per (dataset, group), the run with the largest ``rank_f`` (first on ties; runs without
     measures never win; a group whose runs all lack measures selects none)."""
@@ -127,18 +120,15 @@ def label_of(row: pd.Series | dict[str, Any], grid_keys: list[str]) -> str:
 
 def _collect(spec: dict[str, Any], k_max: int) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
     rows, curves = [], {}
-    cache: dict[tuple[str, str], Inputs] = {}
+    load = RunLoader()
     for i, run in enumerate(spec["runs"]):
-        key = (run["data"], run["inputs_file"])
-        if key not in cache:
-            cache = {key: Inputs.load(*key)}  # runs are grouped by data set: keep one in memory
-        inp = cache[key]
-        with np.load(run["embedding"], allow_pickle=False) as f:
-            Z = np.asarray(f["Z"], dtype=np.float64)
-            status = str(f["status"]) if "status" in f else "ok"
-            runtime = float(f["runtime_s"]) if "runtime_s" in f else float("nan")
+        if (run["data"], run["inputs_file"]) not in load.inputs:
+            load = RunLoader()  # runs are grouped by data set: keep one in memory
+        inp = load.run_inputs(run)
+        emb = load.embedding(run)
+        Z, status, runtime = emb.Z, emb.status, emb.runtime_s
         grid = run.get("grid", {})
-        row = {"dataset": run["dataset"], "group": entry_group(run["entry"], grid), "method_entry": run["entry"],
+        row = {"dataset": run["dataset"], "group": run["group"], "method_entry": run["entry"],
                "method": run["method"], **grid, "status": status, "n_samples": int(Z.shape[0]),
                "runtime_s": runtime}
         if status == "ok" and Z.ndim == 2 and np.all(np.isfinite(Z)):
@@ -162,82 +152,17 @@ def _grid_keys(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in fixed]
 
 
-def _styles(groups: list[str]) -> dict[str, dict[str, Any]]:
-    cmap = plt.get_cmap("tab20")
-    markers = "osD^v<>pPX*hH"
-    return {g: {"color": cmap(i % 20), "marker": markers[i % len(markers)]} for i, g in enumerate(groups)}
-
-
 def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str, Any]], path: str) -> None:
     datasets = list(dict.fromkeys(table.dataset))
     groups = list(dict.fromkeys(table.group))
-    style = _styles(groups)
     pretty = {g: PRETTY.get(table[table.group == g].method.iloc[0], g) for g in groups}
     clash = {v for v in pretty.values() if list(pretty.values()).count(v) > 1}
     names = {g: pretty[g] + (f" [{g}]" if pretty[g] in clash else "") for g in groups}
-    cols = ["Fig. 4: mean smoothed P/R", "Fig. 5: mean P/R (20 relevant)", "Fig. 6: rank-based smoothed P/R",
-            "Fig. 7: T/C (k = 20)", "trustworthiness T(k)", "continuity C(k)"]
-    fig, axes = plt.subplots(len(datasets), 6, figsize=(25, 3.9 * len(datasets)), dpi=80, squeeze=False)
-    pairs = [("smoothed_recall_error", "smoothed_precision_error", -1.0), None,
-             ("rank_recall", "rank_precision", 1.0), ("continuity_20", "trustworthiness_20", 1.0)]
-    axis_labels = {"smoothed_recall_error": "−1 × mean smoothed recall (error)",
-                   "smoothed_precision_error": "−1 × mean smoothed precision (error)",
-                   "rank_recall": "1 − rank-based smoothed recall error",
-                   "rank_precision": "1 − rank-based smoothed precision error",
-                   "continuity_20": "continuity (k = 20)", "trustworthiness_20": "trustworthiness (k = 20)"}
-    for r, d in enumerate(datasets):
-        sub = table[table.dataset == d]
-        for c, pair in enumerate(pairs):
-            if pair is None:
-                continue
-            xk, yk, sign = pair
-            ax = axes[r, c]
-            for g, gg in sub.groupby("group", sort=False):
-                gg = gg[gg[xk].notna()]
-                if gg.empty:
-                    continue
-                st = style[g]
-                if gg.method.iloc[0] in CURVE_METHODS and "lam" in gg and len(gg) > 1:
-                    gg = gg.sort_values("lam")
-                    ax.plot(sign * gg[xk], sign * gg[yk], "-", color=st["color"], lw=1.2, alpha=0.8)
-                    ax.scatter(sign * gg[xk], sign * gg[yk], s=10, color=st["color"], marker=st["marker"])
-                    for e in (gg.iloc[0], gg.iloc[-1]):
-                        ax.annotate(f"λ={e['lam']:g}", (sign * e[xk], sign * e[yk]), fontsize=6,
-                                    color=st["color"])
-                sel = gg[gg.selected]
-                ax.scatter(sign * sel[xk], sign * sel[yk], s=40, color=st["color"], marker=st["marker"],
-                           edgecolors="k", linewidths=0.5, zorder=3)
-            ax.set_xlabel(axis_labels[xk], fontsize=8)
-            ax.set_ylabel(axis_labels[yk], fontsize=8)
-        selected = sub[sub.selected]
-        for i, row in selected.iterrows():
-            if i not in curves:
-                continue
-            st = style[row.group]
-            cv = curves[i]
-            axes[r, 1].plot(cv["pr_curve"].recall, cv["pr_curve"].precision, color=st["color"], lw=1)
-            ks = np.arange(1, len(cv["t_curve"]) + 1)
-            axes[r, 4].plot(ks, cv["t_curve"], color=st["color"], lw=1)
-            axes[r, 5].plot(ks, cv["c_curve"], color=st["color"], lw=1)
-        axes[r, 1].set_xlabel("mean recall", fontsize=8)
-        axes[r, 1].set_ylabel("mean precision", fontsize=8)
-        for c in (4, 5):
-            axes[r, c].set_xlabel("k", fontsize=8)
-            axes[r, c].axvline(SCALE, color="0.7", lw=0.6, ls=":")
-        n = int(sub.n_samples.iloc[0])
-        for c in range(6):
-            axes[r, c].set_title(f"{d} (n = {n}): {cols[c]}", fontsize=8)
-            axes[r, c].tick_params(labelsize=7)
-            axes[r, c].grid(alpha=0.3)
-    handles = [plt.Line2D([], [], color=style[g]["color"], marker=style[g]["marker"], ls="-", label=names[g])
-               for g in groups]
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(groups), 12), fontsize=8, frameon=False)
-    fig.suptitle(spec.get("title", spec["name"]) + "\n(best: top right; large markers = F-selected run of each "
-                 "entry; NeRV drawn as a λ-curve)", fontsize=10)
+    fig = measure_panels_figure(table, curves, names, CURVE_METHODS, SCALE, spec.get("title", spec["name"]) +
+                                "\n(best: top right; large markers = F-selected run of each entry; NeRV drawn as "
+                                "a λ-curve)")
     fig.tight_layout(rect=(0, 0.045 if len(datasets) > 1 else 0.09, 1, 0.97 if len(datasets) > 1 else 0.9))
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
+    save_figure(fig, path, tight=False)
 
 
 def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.DataFrame:

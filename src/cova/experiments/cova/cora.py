@@ -8,7 +8,7 @@ printed endpoints.
 
   ```yaml
   renderer: link_panels
-  reference: prototypes        # or raw_centroid_cosine / centroid_cosine (cova.experiments.links.REFERENCE_GRAPHS)
+  reference: prototypes        # or raw_centroid_cosine / centroid_cosine (cova.metrics.cohort_graphs)
   kappa: 2                     # effective neighbours per cohort in both graphs (the paper: 2)
   prototype_panel: true        # first panel: the prototypes Υ and their κ-NN graph vs the reference (Fig. 9(a))
   show_prototypes: true        # □ at the prototypes each run placed cohorts at
@@ -31,45 +31,38 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..metrics.cohort import cohort_graph, link_comparison
-from ..viz.links import cohort_centres, draw_links
-from ..viz.scatter import cohort_colours, format_scores, plot_cohorts
-from ..viz.tables import write_csv_atomic, write_html_atomic
-from .links import REFERENCE_GRAPHS, _Loader, link_counts, nearest_cohorts, reference_graph
-from .reference import REFERENCE
+from ...metrics.centres import cohort_centres
+from ...metrics.cohort import cohort_graph, link_comparison
+from ...metrics.cohort_graphs import (
+    LINK_KEYS,
+    REFERENCE_GRAPHS,
+    link_counts,
+    nearest_cohorts,
+    prototype_links,
+    reference_graph,
+)
+from ...viz.figures import save_figure
+from ...viz.links import CohortLinkPanel, PrototypeLinkPanel, link_panels_figure
+from ...viz.scatter import format_scores
+from ...viz.sweeps import sweep_figure
+from ...viz.tables import write_csv_atomic, write_html_atomic
+from ..common import DEVIATION_POINTS, RunLoader, records, write_tables
+from ..reference import REFERENCE
 
-__all__ = ["link_panels", "reference_sweep", "prototype_links"]
-
-_LINK_KEYS = ("tp", "fp", "fn", "n_reference_links", "n_shown_links", "link_recall", "link_precision")
+__all__ = ["link_panels", "reference_sweep"]
 
 
-def prototype_links(prototypes: np.ndarray, reference: np.ndarray, kappa: int = 2) -> dict[str, Any]:
-    """Link counts (:func:`~cova.experiments.links.link_counts`) of the prototypes' own κ-NN graph against
-    ``reference`` (e.g. how well t-SNE prototypes keep the cluster graph of the original space, Fig. H.15(a))."""
-    return link_counts(link_comparison(reference, cohort_graph(prototypes, kappa)))
-
-
-def _names(inp, mode: str) -> list[str]:
+def _names(inp: Any, mode: str) -> list[str]:
     if mode == "names" or (mode == "auto" and inp.n_cohorts <= 10):
         return [n.replace("_", " ") for n in inp.label_names]
     return [str(k + 1) for k in range(inp.n_cohorts)]
 
 
-def _finish(ax, title: str) -> None:
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.set_title(title, fontsize=7)
-
-
 def link_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Embeddings with their cohort link graphs against a reference graph (module docstring)."""
-    from .renderers import _records, _save
-
     kind = spec.get("reference", "prototypes")
     if kind not in REFERENCE_GRAPHS:
         raise ValueError(f"link_panels: reference must be one of {list(REFERENCE_GRAPHS)}, got {kind!r}")
@@ -78,8 +71,8 @@ def link_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
     target_name = spec.get("highlight")
     n_high = int(spec.get("highlight_neighbors", 3))
     names_mode = spec.get("cohort_names", "auto")
-    table = _records(spec)
-    load = _Loader()
+    table = records(spec)
+    load = RunLoader()
     panels, extra = [], []
     for run in spec["runs"]:
         inp, raw, Z, placed = load(run)
@@ -88,7 +81,7 @@ def link_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
         ok = bool(np.all(np.isfinite(Z)))
         centres = cohort_centres(Z, inp.labels, inp.n_cohorts) if ok else None
         row.update(link_counts(link_comparison(ref, cohort_graph(centres, kappa))) if ok
-                   else {k: np.nan for k in _LINK_KEYS})
+                   else {k: np.nan for k in LINK_KEYS})
         near: list[int] = []
         if target_name is not None:
             if target_name not in inp.label_names:
@@ -125,57 +118,33 @@ def link_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
         note += f" Deviations and findings: {spec['notes']}"
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
 
-    n_panels = len(panels) + (1 if spec.get("prototype_panel") else 0)
-    n_cols = min(int(spec.get("n_cols", 4)), n_panels)
-    n_rows = -(-n_panels // n_cols)
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.9 * n_cols, 4.1 * n_rows), dpi=100, squeeze=False)
-    flat = list(axes.ravel())
-    for ax in flat[n_panels:]:
-        ax.axis("off")
+    proto_panel = None
     if spec.get("prototype_panel"):
-        ax = flat.pop(0)
         run, inp, raw, *_ = panels[0]
-        ref = reference_graph(kind, inp, raw, kappa)
-        colours = cohort_colours(inp.n_cohorts)
-        draw_links(ax, inp.prototypes, ref, kappa, _names(inp, names_mode))
-        ax.scatter(inp.prototypes[:, 0], inp.prototypes[:, 1], marker="s", s=70, c=colours, edgecolors="black",
-                   zorder=5)
         counts = proto_rows[0]
         what = "their own graph" if kind == "prototypes" else f"'{kind}'"
-        _finish(ax, f"prototypes Υ ({run['inputs']})\n{kappa}-NN graph vs {what}: TP {counts['tp']}  "
-                    f"FP {counts['fp']}  FN {counts['fn']}")
-        ax.legend(fontsize=6, loc="lower left")
-    for ax, (run, inp, raw, Z, placed, ref, centres, near) in zip(flat, panels):
+        proto_panel = PrototypeLinkPanel(inp.prototypes, reference_graph(kind, inp, raw, kappa),
+                                         _names(inp, names_mode),
+                                         f"prototypes Υ ({run['inputs']})\n{kappa}-NN graph vs {what}: TP "
+                                         f"{counts['tp']}  FP {counts['fp']}  FN {counts['fn']}")
+    shown_panels = []
+    for run, inp, raw, Z, placed, ref, centres, near in panels:
         rec = table[(table.inputs == run["inputs"]) & (table.method_entry == run["entry"])].iloc[0].to_dict()
         title = f"{run['entry']} ({run['method']})\n{format_scores(rec, tuple(shown))}"
-        if centres is None:
-            plot_cohorts(ax, Z, inp.labels, inp.n_cohorts)
-            ax.set_title(title + f"\n{rec['status']}", fontsize=7)
-            continue
-        plot_cohorts(ax, Z, inp.labels, inp.n_cohorts, point_size=4)
-        for coll in ax.collections:
-            coll.set_alpha(0.6)
-        draw_links(ax, centres, ref, kappa, _names(inp, names_mode))
-        if spec.get("show_prototypes") and placed.size:
-            ax.scatter(placed[:, 0], placed[:, 1], marker="s", s=45, facecolors="none", edgecolors="dimgrey",
-                       linewidths=1.2, zorder=4, label="prototype")
-        if near:
-            t = inp.label_names.index(target_name)
-            for i in near:
-                ax.plot(centres[[t, i], 0], centres[[t, i], 1], color="red", linewidth=2.4, alpha=0.7, zorder=2)
-            ax.scatter(*centres[t], s=120, marker="*", color="red", zorder=6)
-        _finish(ax, title + f"\nlinks vs {kind}: TP {rec['tp']:.0f}  FP {rec['fp']:.0f}  FN {rec['fn']:.0f}")
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    _save(fig, out["png"])
+        title += (f"\n{rec['status']}" if centres is None else
+                  f"\nlinks vs {kind}: TP {rec['tp']:.0f}  FP {rec['fp']:.0f}  FN {rec['fn']:.0f}")
+        target = inp.label_names.index(target_name) if near else None
+        shown_panels.append(CohortLinkPanel(Z, inp.labels, inp.n_cohorts, placed, ref, _names(inp, names_mode),
+                                            title, target, near))
+    save_figure(link_panels_figure(shown_panels, kappa, spec.get("title", spec["name"]), int(spec.get("n_cols", 4)),
+                                   bool(spec.get("show_prototypes")), proto_panel), out["png"])
 
 
 def reference_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Scores against one swept parameter with the paper's printed values (module docstring)."""
-    from .renderers import DEVIATION_POINTS, _records, _write_tables, sweep_figure
-
     x = spec["x"]
     scores = spec.get("scores") or ["s_n", "s_c", "s_s", "s_c_r"]
-    table = _records(spec).sort_values(["dataset", "method", x], kind="stable", ignore_index=True)
+    table = records(spec).sort_values(["dataset", "method", x], kind="stable", ignore_index=True)
     ref_rows = REFERENCE[spec["reference"]]["rows"] if spec.get("reference") else {}
     for s in scores:
         table[f"paper_{s}"] = [ref_rows.get((d, m, float(v)), {}).get(s, np.nan)
@@ -184,5 +153,5 @@ def reference_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
         "; ".join(f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
                   if np.isfinite(r[f"paper_{s}"]) and abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS)
         for _, r in table.iterrows()]
-    _write_tables(spec, table, out)
-    sweep_figure(spec, table, x, scores, out["png"])
+    write_tables(spec, table, out)
+    save_figure(sweep_figure(table, x, scores, spec.get("title", spec["name"])), out["png"])

@@ -1,0 +1,96 @@
+"""The package's κ-nearest-neighbour graph between a few points and its spectral (Laplacian eigenmap) embedding.
+
+* :func:`knn_graph`: Δ(·, κ) of COVA Eq. G.1 — A_ij = 1 iff j is among the κ nearest (smallest distance, or
+  largest similarity) other rows of row i; returned as the symmetric boolean A OR Aᵀ with a zero diagonal. Ties
+  go to the lower index (stable sort). Dense: meant for cohort-sized inputs (c up to a few thousand).
+* :func:`spectral_embedding`: the eigenvectors of the normalised Laplacian of a non-negative symmetric affinity S
+  with the smallest non-zero eigenvalues, rescaled by D^{-1/2} (Belkin & Niyogi 2003; Ng, Jordan & Weiss 2002
+  without their row normalisation), i.e. the solutions of (D − S) f = λ D f with fᵀDf = 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import scipy.linalg
+
+__all__ = ["knn_graph", "spectral_embedding", "fix_signs", "SPECTRAL_SOLVERS"]
+
+#: Solvers of :func:`spectral_embedding`: dense LAPACK, or scikit-learn's sparse eigensolvers.
+SPECTRAL_SOLVERS: tuple[str, ...] = ("dense", "arpack", "lobpcg", "amg")
+
+
+def knn_graph(M: np.ndarray, kappa: int, *, kind: Literal["distance", "similarity"] = "distance") -> np.ndarray:
+    """Symmetric κ-NN graph (boolean (c, c), zero diagonal) of a square distance or similarity matrix ``M``.
+
+    Row i's neighbours are the κ other rows with the smallest ``M[i, j]`` (``kind="distance"``) or the largest
+    (``kind="similarity"``); the diagonal of M is ignored. Ties go to the lower index. With κ ≥ c − 1 the graph is
+    complete.
+    """
+    M = np.array(M, dtype=np.float64)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
+    if kind == "distance":
+        np.fill_diagonal(M, np.inf)
+    elif kind == "similarity":
+        M = -M
+        np.fill_diagonal(M, np.inf)
+    else:
+        raise ValueError(f"kind must be one of ['distance', 'similarity'], got {kind!r}")
+    c = M.shape[0]
+    nbrs = np.argsort(M, axis=1, kind="stable")[:, :kappa]
+    A = np.zeros((c, c), dtype=bool)
+    A[np.arange(c)[:, None], nbrs] = True
+    np.fill_diagonal(A, False)
+    return A | A.T
+
+
+def fix_signs(Z: np.ndarray) -> None:
+    """In place: flip each column so that its entry of largest |value| is positive (first such entry on ties)."""
+    idx = np.argmax(np.abs(Z), axis=0)
+    s = np.sign(Z[idx, np.arange(Z.shape[1])])
+    s[s == 0] = 1.0
+    Z *= s[None, :]
+
+
+def spectral_embedding(S: Any, n_components: int = 2, *, solver: str = "arpack",
+                       random_state: int = 0) -> np.ndarray:
+    """Laplacian eigenmap of the affinity ``S`` (l×l, symmetric, non-negative, dense or sparse): (l, n_components).
+
+    solver
+        ``"dense"``: generalised symmetric eigenproblem (D − S) f = λ D f by LAPACK (``scipy.linalg.eigh``); every
+        eigenvalue ≤ 1e-9 counts as zero (one per connected component) and is skipped; fewer than
+        ``n_components`` non-zero eigenvalues leave zero columns. Every row needs a positive degree. Sign
+        convention of :func:`fix_signs`. For small l (cohort prototypes).
+        ``"arpack"``, ``"lobpcg"``, ``"amg"``: ``sklearn.manifold.spectral_embedding(S, norm_laplacian=True,
+        drop_first=True)`` with that eigen-solver, seeded by ``random_state`` (deterministic); only the first
+        (trivial) eigenvector is dropped, so a disconnected S gives scikit-learn's warning and an ill-defined
+        embedding.
+    Columns are D-orthonormal, not centred.
+    """
+    n = int(n_components)
+    if n != n_components or n < 1:
+        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+    if solver not in SPECTRAL_SOLVERS:
+        raise ValueError(f"eigen_solver must be one of {list(SPECTRAL_SOLVERS)}, got {solver!r}")
+    if solver == "dense":
+        S = np.asarray(S.toarray() if hasattr(S, "toarray") else S, dtype=np.float64)
+        deg = S.sum(axis=1)
+        if np.any(deg <= 0):
+            iso = np.flatnonzero(deg <= 0).tolist()
+            raise ValueError(f"rows {iso} have zero affinity to every other row; the Laplacian eigenmap is undefined")
+        evals, evecs = scipy.linalg.eigh(np.diag(deg) - S, np.diag(deg))
+        keep = np.flatnonzero(evals > 1e-9)[:n]
+        Z = np.zeros((S.shape[0], n))
+        Z[:, : keep.size] = evecs[:, keep]
+        fix_signs(Z)
+        return Z
+    from sklearn.manifold import spectral_embedding as _sk_spectral_embedding
+
+    l = S.shape[0]
+    if n + 1 >= l:
+        raise ValueError(f"n_components + 1 must be < l = {l}, got n_components = {n}")
+    Z = _sk_spectral_embedding(S, n_components=n, eigen_solver=solver, random_state=int(random_state),
+                               norm_laplacian=True, drop_first=True)
+    return np.ascontiguousarray(Z, dtype=np.float64)

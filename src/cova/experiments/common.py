@@ -1,0 +1,119 @@
+"""What every renderer shares: the runs' files loaded once, their score records, the paper's printed numbers beside
+ours, and the CSV / HTML tables.
+
+A renderer receives an experiment spec (built by :meth:`cova.config.Plan.experiment_spec`): the experiment block
+of the configuration plus ``runs``, one dict per run with ``dataset``, ``inputs`` (the inputs block's name),
+``entry`` (the run's method entry, grid values included), ``group`` (the configured method entry it was expanded
+from), ``method`` (the registered method), ``grid`` (its grid values) and the files ``data``, ``inputs_file``,
+``embedding`` and ``scores``. It writes ``out["png"]``, ``out["csv"]`` (scores as fractions) and ``out["html"]``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..datasets.base import Dataset
+from ..embedding import Embedding
+from ..inputs import Inputs
+from ..metrics.summary import SCORE_KEYS
+from ..viz.tables import write_csv_atomic, write_html_atomic
+from .reference import REFERENCE
+
+__all__ = ["DEFAULT_SCORES", "DEVIATION_POINTS", "RECORD_SCORES", "RunLoader", "run_scores", "records",
+           "with_reference", "write_tables", "findings_note"]
+
+#: Scores shown when an experiment does not list its own.
+DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
+#: A score more than this many percentage points from the paper's printed value is named in the tables.
+DEVIATION_POINTS = 10.0
+#: The scores every record of :func:`records` carries (the results table's; NaN where a run lacks one).
+RECORD_SCORES = tuple(SCORE_KEYS)
+
+
+def run_scores(run: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``scores.json``."""
+    return json.loads(Path(run["scores"]).read_text())
+
+
+class RunLoader:
+    """Inputs, raw datasets and embeddings of the runs; inputs and raw data loaded once each."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[tuple[str, str], Inputs] = {}
+        self.raw: dict[str, np.ndarray] = {}
+
+    def run_inputs(self, run: dict[str, Any]) -> Inputs:
+        """The run's inputs."""
+        key = (run["data"], run["inputs_file"])
+        if key not in self.inputs:
+            self.inputs[key] = Inputs.load(*key)
+        return self.inputs[key]
+
+    def raw_X(self, run: dict[str, Any]) -> np.ndarray:
+        """X of the run's dataset as loaded (before the inputs block's features)."""
+        if run["data"] not in self.raw:
+            self.raw[run["data"]] = Dataset.load(run["data"]).X
+        return self.raw[run["data"]]
+
+    @staticmethod
+    def embedding(run: dict[str, Any]) -> Embedding:
+        """The run's embedding."""
+        return Embedding.load(run["embedding"])
+
+    def __call__(self, run: dict[str, Any]) -> tuple[Inputs, np.ndarray, np.ndarray, np.ndarray]:
+        """(inputs, raw X, Z, placed prototypes) of one run."""
+        emb = self.embedding(run)
+        return self.run_inputs(run), self.raw_X(run), emb.Z, emb.placed_prototypes
+
+
+def records(spec: dict[str, Any]) -> pd.DataFrame:
+    """One row per run: its names, grid values, status and :data:`RECORD_SCORES`."""
+    rows = []
+    for run in spec["runs"]:
+        scores = run_scores(run)
+        rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
+                     "method": run["method"], **run.get("grid", {}), "status": scores.get("status", "ok"),
+                     **{k: scores.get(k, np.nan) for k in RECORD_SCORES}})
+    return pd.DataFrame(rows)
+
+
+def with_reference(table: pd.DataFrame, key: str | None, scores: list[str]) -> pd.DataFrame:
+    """Add the paper's printed numbers (``paper_*``, percent) and a column naming every score that is more than
+    :data:`DEVIATION_POINTS` percentage points away from the paper's. Rows of :data:`REFERENCE` are keyed
+    (dataset, method, λ) or (dataset, method)."""
+    if not key:
+        return table
+    rows = REFERENCE[key]["rows"]
+    lam = table["lam"] if "lam" in table else pd.Series([None] * len(table))
+    for s in scores:
+        table[f"paper_{s}"] = [rows.get((d, m, lv), rows.get((d, m), {})).get(s, np.nan)
+                               for d, m, lv in zip(table.dataset, table.method, lam)]
+    far = [[f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
+            if abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS] for _, r in table.iterrows()]
+    table[f"off_by_more_than_{DEVIATION_POINTS:g}_points"] = ["; ".join(f) for f in far]
+    return table
+
+
+def write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str]) -> None:
+    """``table`` as CSV and as HTML with the experiment's caption, the source of its ``paper_*`` columns and its
+    notes."""
+    write_csv_atomic(table, out["csv"])
+    note = spec.get("caption", "")
+    if spec.get("reference"):
+        note += f" Columns paper_* are the numbers printed in {REFERENCE[spec['reference']]['source']}."
+    if spec.get("notes"):
+        note += f" Deviations: {spec['notes']}"
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
+
+
+def findings_note(spec: dict[str, Any], extra: str = "") -> str:
+    """The experiment's caption, ``extra`` and its notes (as "Deviations and findings")."""
+    note = spec.get("caption", "") + extra
+    if spec.get("notes"):
+        note += f" Deviations and findings: {spec['notes']}"
+    return note

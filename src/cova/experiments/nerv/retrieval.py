@@ -1,0 +1,51 @@
+"""Renderer ``retrieval``: the NeRV paper's quality measures of every run (Venna et al. 2010, Sec. 5 and
+Figs. 2-7, Table 2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...metrics import retrieval as ir
+from ...viz.figures import save_figure
+from ...viz.retrieval import retrieval_figure
+from ...viz.tables import write_csv_atomic, write_html_atomic
+from ..common import RunLoader
+
+__all__ = ["retrieval"]
+
+
+def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Mean smoothed precision and recall (lower is better: KL-based errors), their rank-based versions,
+    trustworthiness and continuity curves over k, mean precision/recall at 20 neighbours, and the 5-NN error of
+    every run."""
+    k_max = int(spec.get("k_max", 50))
+    load = RunLoader()
+    rows, curves = [], []
+    for run in spec["runs"]:
+        inp = load.run_inputs(run)
+        Z = load.embedding(run).Z
+        row = {"dataset": run["dataset"], "method_entry": run["entry"], "method": run["method"],
+               **run.get("grid", {})}
+        if np.all(np.isfinite(Z)):
+            sp = ir.smoothed_precision_recall(inp.X, Z)
+            rp = ir.rank_smoothed_precision_recall(inp.X, Z)
+            precision_20, recall_20 = ir.mean_precision_recall(inp.X, Z)
+            k = min(k_max, (inp.X.shape[0] - 1) // 2)
+            t, c = ir.trustworthiness_curve(inp.X, Z, k), ir.continuity_curve(inp.X, Z, k)
+            row.update(smoothed_precision_error=sp.precision, smoothed_recall_error=sp.recall,
+                       rank_precision_error=rp.precision, rank_recall_error=rp.recall,
+                       precision_20=precision_20, recall_20=recall_20,
+                       knn5_error=ir.knn_error(Z, inp.labels, 5), trustworthiness_10=t[min(10, k) - 1],
+                       continuity_10=c[min(10, k) - 1])
+            curves.append((run, t, c))
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    write_csv_atomic(table, out["csv"])
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]),
+                      note=spec.get("caption", "") + " Smoothed and rank-based measures are errors (lower is "
+                      "better); precision/recall at 20 neighbours, T/C at k = 10 and the 5-NN error as defined by "
+                      "Venna et al. (2010).")
+    save_figure(retrieval_figure(table, curves, spec.get("title", spec["name"])), out["png"])

@@ -1,0 +1,37 @@
+"""The renderer registry: the name an experiment block gives as ``renderer`` -> the function that draws it.
+
+Every renderer takes the experiment spec (:meth:`cova.config.Plan.experiment_spec`, described in
+:mod:`.common`) and the output paths ``{"png", "csv", "html"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .cova.cora import link_panels, reference_sweep
+from .cova.images import img_links, img_sweep
+from .cova.links import highlight_grid, link_graphs
+from .generic import heatmap, scatter_grid, score_table, sweep
+from .nerv.panels import nerv_panels
+from .nerv.retrieval import retrieval
+
+__all__ = ["RENDERERS", "render"]
+
+Renderer = Callable[[dict[str, Any], dict[str, str]], None]
+
+RENDERERS: dict[str, Renderer] = {
+    # any paper
+    "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap,
+    # NeRV (Venna et al. 2010)
+    "retrieval": retrieval, "nerv_panels": nerv_panels,
+    # COVA: Tables 1-2, the Cora figures (Sec. 4.3, H.3), the image-cohort figures (Sec. 4.2, H.2)
+    "highlight_grid": highlight_grid, "link_graphs": link_graphs,
+    "link_panels": link_panels, "reference_sweep": reference_sweep,
+    "img_links": img_links, "img_sweep": img_sweep,
+}
+
+
+def render(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Render experiment ``spec`` into ``out`` (keys png, csv, html)."""
+    RENDERERS[spec["renderer"]](spec, out)

@@ -1,0 +1,153 @@
+"""The metric registry: every score the pipeline can write to ``scores.json``, what it needs and which keys it
+writes.
+
+A metric is a function of one :class:`ScoreData` (the arrays one score step has for a set of rows) returning a
+dict of floats. It declares its ``needs`` (names of :class:`ScoreData` fields that must not be ``None``), its
+output ``keys`` and its ``scope``: ``rows`` metrics are evaluated on the scored rows, and again on the held-out
+rows of a train/test split (keys suffixed ``_test``); ``all`` metrics once on every row. :func:`evaluate` skips
+the metrics whose needs are not available, so inputs without prototypes, W or gold labels simply get fewer keys.
+
+Registered metrics (COVA App. G unless stated): ``s_n`` (Eq. G.2), ``s_s``, ``s_c`` (against the prototypes the
+method placed cohorts at, else Υ), ``s_c_aligned`` (S_c after a similarity Procrustes fit of the cohort centres to
+Υ), ``s_c_r`` (Eq. G.1), ``trustworthiness_continuity`` (Venna & Kaski; ``trustworthiness``, ``continuity``),
+``s_c_r_orig`` (Eq. G.1 against the "original" cohort graph of Sec. 4.2, the κ-NN graph of the Eq. 6 similarity
+of W) and ``gold`` (Fig. 5: S_c^(r) against the gold-standard prototypes and S_s of the true labels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+import numpy as np
+
+from .centres import procrustes_align
+from .cohort import s_c, s_c_r, s_n, s_s
+from .cohort_graphs import recall_against
+from .neighborhood import trustworthiness_continuity
+
+__all__ = ["ScoreData", "Metric", "METRICS", "register", "evaluate", "nan_scores", "metric_keys"]
+
+
+@dataclass(frozen=True)
+class ScoreData:
+    """What the metrics may use for one set of rows; ``None`` marks what the run does not have.
+
+    ``prototypes`` are the run's Υ (the desired arrangement); ``placed_prototypes`` the points the method itself
+    placed cohorts at (Υ for COVA E1-E4 and P1-P4, E for eigen-COVA); ``original_graph`` the boolean (c, c) κ-NN
+    graph of the Eq. 6 cohort similarity of W; ``relation`` the inputs' :class:`~cova.inputs.Relation` (no metric
+    uses it yet).
+    """
+
+    Z: np.ndarray
+    n_cohorts: int
+    X: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    prototypes: np.ndarray | None = None
+    placed_prototypes: np.ndarray | None = None
+    original_graph: np.ndarray | None = None
+    relation: Any = None
+    gold_labels: np.ndarray | None = None
+    gold_prototypes: np.ndarray | None = None
+    n_neighbors: int = 12
+    kappa: int = 2
+
+    def available(self) -> set[str]:
+        """Names of the array fields that are not ``None``."""
+        return {f.name for f in fields(self) if f.name not in ("n_cohorts", "n_neighbors", "kappa")
+                and getattr(self, f.name) is not None}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One registered metric (see the module docstring)."""
+
+    name: str
+    compute: Callable[[ScoreData], dict[str, float]]
+    needs: frozenset[str]
+    keys: tuple[str, ...]
+    scope: Literal["rows", "all"] = "rows"
+
+
+METRICS: dict[str, Metric] = {}
+
+
+def register(name: str, needs: Iterable[str], keys: Iterable[str], scope: Literal["rows", "all"] = "rows",
+             ) -> Callable[[Callable[[ScoreData], dict[str, float]]], Callable[[ScoreData], dict[str, float]]]:
+    """Decorator adding a metric to :data:`METRICS` under ``name``."""
+    def add(func: Callable[[ScoreData], dict[str, float]]) -> Callable[[ScoreData], dict[str, float]]:
+        if name in METRICS:
+            raise ValueError(f"metric {name!r} is already registered")
+        METRICS[name] = Metric(name, func, frozenset(needs), tuple(keys), scope)
+        return func
+    return add
+
+
+@register("s_n", needs=("X", "Z", "labels"), keys=("s_n",))
+def _s_n(d: ScoreData) -> dict[str, float]:
+    return {"s_n": s_n(d.X, d.Z, d.labels)}
+
+
+@register("s_s", needs=("Z", "labels"), keys=("s_s",))
+def _s_s(d: ScoreData) -> dict[str, float]:
+    return {"s_s": s_s(d.Z, d.labels)}
+
+
+@register("s_c", needs=("Z", "labels", "prototypes"), keys=("s_c",))
+def _s_c(d: ScoreData) -> dict[str, float]:
+    targets = d.prototypes if d.placed_prototypes is None else d.placed_prototypes
+    return {"s_c": s_c(d.Z, d.labels, targets)}
+
+
+@register("s_c_aligned", needs=("Z", "labels", "prototypes"), keys=("s_c_aligned",))
+def _s_c_aligned(d: ScoreData) -> dict[str, float]:
+    return {"s_c_aligned": s_c(procrustes_align(d.Z, d.labels, d.prototypes), d.labels, d.prototypes)}
+
+
+@register("s_c_r", needs=("Z", "labels", "prototypes"), keys=("s_c_r",))
+def _s_c_r(d: ScoreData) -> dict[str, float]:
+    return {"s_c_r": s_c_r(d.Z, d.labels, d.prototypes, kappa=d.kappa)}
+
+
+@register("trustworthiness_continuity", needs=("X", "Z"), keys=("trustworthiness", "continuity"))
+def _trustworthiness_continuity(d: ScoreData) -> dict[str, float]:
+    t, c = trustworthiness_continuity(d.X, d.Z, d.n_neighbors)
+    return {"trustworthiness": t, "continuity": c}
+
+
+@register("s_c_r_orig", needs=("Z", "labels", "original_graph"), keys=("s_c_r_orig",))
+def _s_c_r_orig(d: ScoreData) -> dict[str, float]:
+    return {"s_c_r_orig": recall_against(d.original_graph, d.Z, d.labels, d.n_cohorts, d.kappa)}
+
+
+@register("gold", needs=("Z", "labels", "gold_labels", "gold_prototypes"), keys=("s_c_r_gold", "s_s_gold"),
+          scope="all")
+def _gold(d: ScoreData) -> dict[str, float]:
+    return {"s_c_r_gold": s_c_r(d.Z, d.labels, d.gold_prototypes, kappa=d.kappa),
+            "s_s_gold": s_s(d.Z, d.gold_labels)}
+
+
+def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None) -> list[Metric]:
+    have = data.available()
+    chosen = [METRICS[n] for n in (METRICS if names is None else names)]
+    return [m for m in chosen if m.needs <= have and (scope is None or m.scope == scope)]
+
+
+def evaluate(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None) -> dict[str, float]:
+    """The scores of the metrics ``names`` (default: all registered) of ``scope`` (default: any) whose needs
+    ``data`` has, in registry order."""
+    out: dict[str, float] = {}
+    for m in _chosen(data, names, scope):
+        out.update(m.compute(data))
+    return out
+
+
+def nan_scores(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None) -> dict[str, float]:
+    """NaN for every key :func:`evaluate` would write: the record of a run without an embedding."""
+    return {k: float("nan") for m in _chosen(data, names, scope) for k in m.keys}
+
+
+def metric_keys(names: Iterable[str]) -> list[str]:
+    """The output keys of the metrics ``names``, in order."""
+    return [k for n in names for k in METRICS[n].keys]

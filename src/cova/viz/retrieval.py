@@ -1,0 +1,125 @@
+"""The NeRV paper's retrieval views of embeddings (Venna et al. 2010, Figs. 2-7): smoothed precision-recall
+scatters, trustworthiness / continuity curves over k, and the six measure panels per data set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+__all__ = ["retrieval_figure", "measure_panels_figure"]
+
+
+def retrieval_figure(table: pd.DataFrame, curves: Sequence[tuple[dict[str, Any], np.ndarray, np.ndarray]],
+                     title: str) -> plt.Figure:
+    """Per dataset of ``table`` (rows: ``dataset``, ``method_entry``, ``smoothed_recall_error``,
+    ``smoothed_precision_error``): the smoothed precision-recall scatter and the trustworthiness and continuity
+    curves ``curves`` = (run, T(k), C(k)) of its runs."""
+    datasets = list(dict.fromkeys(table.dataset))
+    fig, axes = plt.subplots(len(datasets), 3, figsize=(15, 4.2 * len(datasets)), dpi=100, squeeze=False)
+    for i, d in enumerate(datasets):
+        sub = table[table.dataset == d]
+        ax = axes[i, 0]
+        ax.scatter(sub.smoothed_recall_error, sub.smoothed_precision_error)
+        for _, r in sub.iterrows():
+            ax.annotate(r.method_entry, (r.smoothed_recall_error, r.smoothed_precision_error), fontsize=6)
+        ax.set_xlabel("mean smoothed recall error")
+        ax.set_ylabel("mean smoothed precision error")
+        ax.set_title(f"{d}: smoothed precision-recall", fontsize=9)
+        for j, name in enumerate(("trustworthiness", "continuity")):
+            ax = axes[i, 1 + j]
+            for run, t, c in curves:
+                if run["dataset"] == d:
+                    values = (t, c)[j]
+                    ax.plot(np.arange(1, len(values) + 1), values, label=run["entry"])
+            ax.set_xlabel("k")
+            ax.set_title(f"{d}: {name}", fontsize=9)
+            ax.legend(fontsize=6)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def _styles(groups: list[str]) -> dict[str, dict[str, Any]]:
+    cmap = plt.get_cmap("tab20")
+    markers = "osD^v<>pPX*hH"
+    return {g: {"color": cmap(i % 20), "marker": markers[i % len(markers)]} for i, g in enumerate(groups)}
+
+
+#: Column titles of :func:`measure_panels_figure`.
+PANEL_TITLES = ["Fig. 4: mean smoothed P/R", "Fig. 5: mean P/R (20 relevant)", "Fig. 6: rank-based smoothed P/R",
+                "Fig. 7: T/C (k = 20)", "trustworthiness T(k)", "continuity C(k)"]
+#: (x column, y column, sign) of the scatter panels 0, 2 and 3 (panel 1 shows curves).
+PANEL_PAIRS = [("smoothed_recall_error", "smoothed_precision_error", -1.0), None,
+               ("rank_recall", "rank_precision", 1.0), ("continuity_20", "trustworthiness_20", 1.0)]
+AXIS_LABELS = {"smoothed_recall_error": "−1 × mean smoothed recall (error)",
+               "smoothed_precision_error": "−1 × mean smoothed precision (error)",
+               "rank_recall": "1 − rank-based smoothed recall error",
+               "rank_precision": "1 − rank-based smoothed precision error",
+               "continuity_20": "continuity (k = 20)", "trustworthiness_20": "trustworthiness (k = 20)"}
+
+
+def measure_panels_figure(table: pd.DataFrame, curves: dict[int, dict[str, Any]], names: dict[str, str],
+                          curve_methods: Sequence[str], scale: int, title: str) -> plt.Figure:
+    """One row of six panels per data set (NeRV paper Figs. 4-7 and the T(k), C(k) curves).
+
+    ``table``: one row per run with ``dataset``, ``group`` (method entry), ``method``, ``selected``,
+    ``n_samples``, the grid column ``lam`` where present and the measures of :data:`PANEL_PAIRS`; ``curves``:
+    per table index the ``pr_curve`` (with ``precision``, ``recall``), ``t_curve`` and ``c_curve``; ``names``:
+    legend name per group. Runs of ``curve_methods`` are drawn as λ-curves, every group's selected run as a large
+    marker; ``scale`` marks k on the T(k), C(k) panels. The caller lays the figure out."""
+    datasets = list(dict.fromkeys(table.dataset))
+    groups = list(dict.fromkeys(table.group))
+    style = _styles(groups)
+    fig, axes = plt.subplots(len(datasets), 6, figsize=(25, 3.9 * len(datasets)), dpi=80, squeeze=False)
+    for r, d in enumerate(datasets):
+        sub = table[table.dataset == d]
+        for c, pair in enumerate(PANEL_PAIRS):
+            if pair is None:
+                continue
+            xk, yk, sign = pair
+            ax = axes[r, c]
+            for g, gg in sub.groupby("group", sort=False):
+                gg = gg[gg[xk].notna()]
+                if gg.empty:
+                    continue
+                st = style[g]
+                if gg.method.iloc[0] in curve_methods and "lam" in gg and len(gg) > 1:
+                    gg = gg.sort_values("lam")
+                    ax.plot(sign * gg[xk], sign * gg[yk], "-", color=st["color"], lw=1.2, alpha=0.8)
+                    ax.scatter(sign * gg[xk], sign * gg[yk], s=10, color=st["color"], marker=st["marker"])
+                    for e in (gg.iloc[0], gg.iloc[-1]):
+                        ax.annotate(f"λ={e['lam']:g}", (sign * e[xk], sign * e[yk]), fontsize=6,
+                                    color=st["color"])
+                sel = gg[gg.selected]
+                ax.scatter(sign * sel[xk], sign * sel[yk], s=40, color=st["color"], marker=st["marker"],
+                           edgecolors="k", linewidths=0.5, zorder=3)
+            ax.set_xlabel(AXIS_LABELS[xk], fontsize=8)
+            ax.set_ylabel(AXIS_LABELS[yk], fontsize=8)
+        selected = sub[sub.selected]
+        for i, row in selected.iterrows():
+            if i not in curves:
+                continue
+            st = style[row.group]
+            cv = curves[i]
+            axes[r, 1].plot(cv["pr_curve"].recall, cv["pr_curve"].precision, color=st["color"], lw=1)
+            ks = np.arange(1, len(cv["t_curve"]) + 1)
+            axes[r, 4].plot(ks, cv["t_curve"], color=st["color"], lw=1)
+            axes[r, 5].plot(ks, cv["c_curve"], color=st["color"], lw=1)
+        axes[r, 1].set_xlabel("mean recall", fontsize=8)
+        axes[r, 1].set_ylabel("mean precision", fontsize=8)
+        for c in (4, 5):
+            axes[r, c].set_xlabel("k", fontsize=8)
+            axes[r, c].axvline(scale, color="0.7", lw=0.6, ls=":")
+        n = int(sub.n_samples.iloc[0])
+        for c in range(6):
+            axes[r, c].set_title(f"{d} (n = {n}): {PANEL_TITLES[c]}", fontsize=8)
+            axes[r, c].tick_params(labelsize=7)
+            axes[r, c].grid(alpha=0.3)
+    handles = [plt.Line2D([], [], color=style[g]["color"], marker=style[g]["marker"], ls="-", label=names[g])
+               for g in groups]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(groups), 12), fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    return fig

@@ -1,0 +1,28 @@
+"""The package's layers run one way and its modules import each other without cycles (the import-linter contracts
+in pyproject.toml; docs/layers.md)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_contracts_are_kept():
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    assert exe is not None, "lint-imports is missing: install the test extra (pip install -e '.[test]')"
+    done = subprocess.run([exe, "--no-logo", "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_experiments_import_without_cycles_in_a_fresh_interpreter():
+    """Every renderer module imports on its own (no import that works only after another module was loaded)."""
+    modules = ["cova.experiments.registry", "cova.experiments.cova.cora", "cova.experiments.cova.links",
+               "cova.experiments.cova.images", "cova.experiments.cova.fig1", "cova.experiments.nerv.panels",
+               "cova.metrics.score", "cova.viz.links"]
+    for m in modules:
+        done = subprocess.run([sys.executable, "-c", f"import {m}"], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, f"import {m}: {done.stderr}"
