@@ -1,4 +1,4 @@
-"""Time and peak memory of every pipeline step against the number of samples n (issue #8).
+"""Time and peak memory of every pipeline step against the number of samples n.
 
     python benchmarks/scaling.py --sizes 1000,5000 --repeats 1            # quick (≈ 1–2 min on 2 cores)
     python benchmarks/scaling.py                                          # 1k, 5k, 10k, 20k, 70k

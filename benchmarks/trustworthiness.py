@@ -1,4 +1,4 @@
-"""Trustworthiness and continuity at k = 20 for 10,000 points: our implementations against scikit-learn (issue #7).
+"""Trustworthiness and continuity at k = 20 for 10,000 points: our implementations against scikit-learn.
 
     python benchmarks/trustworthiness.py                         # S-curve, 10,000 points (generated, no files)
     python benchmarks/trustworthiness.py --data mnist            # MNIST test set, 10,000 x 784 (offline mirror)

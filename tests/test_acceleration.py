@@ -1,4 +1,4 @@
-"""Accelerated O_KL^(L) repulsion (FFT interpolation, Barnes–Hut) against the exact back end (issue #8, spec §10.E).
+"""Accelerated O_KL^(L) repulsion (FFT interpolation, Barnes–Hut) against the exact back end.
 
 The approximations come from openTSNE's compiled kernels (``cova.objectives.local``); these tests pin their
 accuracy at the defaults on 2,000 points and check that E2/E3 embeddings made with them score like the exact ones.
@@ -62,7 +62,7 @@ def test_fft_matches_exact_at_default_accuracy(layouts, name):
 
 @pytest.mark.parametrize("name", ["init", "cohorts", "cloud"])
 def test_barnes_hut_matches_exact(layouts, name):
-    """θ = 0.5 (spec §9's setting) is within a few percent; θ = 0.25 within 1e-2."""
+    """θ = 0.5 (the default) is within a few percent; θ = 0.25 within 1e-2."""
     W, Zs = layouts
     Z = Zs[name]
     v0, g0 = o_kl_l(Z, W, method="exact")
@@ -138,7 +138,7 @@ def digit_inputs():
 
 @pytest.mark.parametrize("model", ["e2", "e3"])
 def test_accelerated_embeddings_score_like_exact(digit_inputs, model):
-    """Spec §10.E.2 analogue on 1,000 digits: every score within 2 points of the exact run (same seed and init)."""
+    """On 1,000 digits: every score within 2 points of the exact run (same seed and init)."""
     from cova.methods import CovaE2, CovaE3
     from cova.metrics.summary import compute_scores
 

@@ -1,4 +1,4 @@
-"""Tests of cova.affinity: kNN, perplexity calibration, the W variants of spec §2.1, Eq. 3, 𝐋(W), O(l·k) memory."""
+"""Tests of cova.affinity: kNN, perplexity calibration, the W variants of COVA Sec. 3.1.1 / App. C, Eq. 3, 𝐋(W), O(l·k) memory."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _assert_w_invariants(W: sp.csr_matrix) -> None:
 # dense references (brute force, written independently of the package code)
 # ---------------------------------------------------------------------------------------------------------------
 def _dense_perplexity_P(X: np.ndarray, perplexity: float, tol: float = 1e-5, max_iter: int = 100) -> np.ndarray:
-    """Full t-SNE conditional P over all points, spec §2.1(a) bisection vectorised over rows (numpy, dense)."""
+    """Full t-SNE conditional P over all points, the t-SNE bisection vectorised over rows (numpy, dense)."""
     l = X.shape[0]
     D2 = cdist(X, X, "sqeuclidean")
     np.fill_diagonal(D2, np.inf)
@@ -101,7 +101,7 @@ def _dense_masked_similarity_W(S: np.ndarray, h: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("perplexity,scale", [(30.0, 1.0), (5.0, 1e3), (12.5, 1e-3)])
 def test_conditional_probabilities_entropy_matches_log_perplexity(perplexity: float, scale: float) -> None:
-    """Spec §10.A.8: every row's entropy within 1e-5 of ln(perplexity); P is a Gaussian in d² per row.
+    """Every row's entropy within 1e-5 of ln(perplexity); P is a Gaussian in d² per row.
 
     Row 0 is a far outlier: without subtracting the row minimum of d², every exp(−β d²) of its row underflows.
     """
@@ -164,7 +164,7 @@ def test_gaussian_perplexity_matches_opentsne() -> None:
     """Cross-check against openTSNE's PerplexityBasedNN P (same conventions: squared Euclidean distances, natural-log
     entropy, k = min(l − 1, 3·perplexity) candidates, (P + Pᵀ)/2 then unit sum, which equals our /(2l)).
 
-    The only difference is the bisection tolerance (openTSNE 1e-8 on the entropy, ours 1e-5 per spec §2.1(a)), which
+    The only difference is the bisection tolerance (openTSNE 1e-8 on the entropy, ours 1e-5), which
     moves entries by ~5e-6 relative; with tol 1e-10 on our side the difference drops to openTSNE's own ~5e-9.
     """
     from openTSNE.affinity import PerplexityBasedNN
@@ -245,7 +245,7 @@ def test_max_pairwise_distance_is_exact(X: np.ndarray) -> None:
 
 
 def test_euclidean_max_not_an_upper_bound() -> None:
-    """The global max must be the true max: an upper bound such as 2·max‖x − x̄‖ would change W (spec §9)."""
+    """The global max must be the true max: an upper bound such as 2·max‖x − x̄‖ would change W."""
     X = _data(80, 2, seed=10)
     W = euclidean_max(X, 5)
     ind, dist = nearest_neighbors(X, 5)
@@ -459,3 +459,18 @@ def test_memory_is_linear_in_l() -> None:
         assert peak < budget, f"peak {peak / 1e6:.0f} MB ≥ budget {budget / 1e6:.0f} MB"
         assert W.shape == (l, l) and W.nnz <= 2 * l * 90
         _assert_w_invariants(W)
+
+
+def test_dense_conditional_probabilities_calibrates_over_every_other_sample():
+    from cova.affinity import conditional_probabilities, dense_conditional_probabilities
+
+    X = np.random.default_rng(5).normal(size=(30, 4))
+    D2 = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
+    P = dense_conditional_probabilities(D2, 7.0)
+    assert np.all(np.diag(P) == 0) and np.allclose(P.sum(axis=1), 1.0)
+    off = ~np.eye(30, dtype=bool)
+    np.testing.assert_array_equal(P[off].reshape(30, 29), conditional_probabilities(D2[off].reshape(30, 29), 7.0))
+    with pytest.raises(ValueError, match="perplexity"):
+        dense_conditional_probabilities(D2, 29.0)
+    with pytest.raises(ValueError, match="square"):
+        dense_conditional_probabilities(D2[:5], 2.0)

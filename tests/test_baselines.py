@@ -1,4 +1,4 @@
-"""Baseline methods (spec §8): exact SNE / t-SNE, the supervised distance transform, NSE / LE, MCML, LDMGI, MMA and
+"""Baseline methods: exact SNE / t-SNE, the supervised distance transform, NSE / LE, MCML, LDMGI, MMA and
 the scikit-learn / umap-learn wrappers."""
 
 from __future__ import annotations

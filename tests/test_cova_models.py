@@ -1,5 +1,5 @@
-"""COVA-E2–E4, P1–P4 and eigen-COVA (spec §3.3–§3.5), relation / compacted features (§2.5–§2.6), and the
-acceptance targets of spec §10 (A.5, A.6, tables B and C)."""
+"""COVA-E2–E4, P1–P4 and eigen-COVA (Secs. 3.1.4, 3.2), relation / compacted features (Sec. 3.2, footnote 5),
+and the paper's targets on Compound and Sinusoid."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ MODELS = {"e1": lambda: CovaE1(alpha=ALPHA), "e2": lambda: CovaE2(alpha=ALPHA), 
 
 @pytest.fixture(scope="module")
 def compound_fits(compound):
-    """Every model fitted on Compound with the spec §10 defaults (α = 0.95, η = 0.8, ρ = 3): (estimator, scores)."""
+    """Every model fitted on Compound with the paper's defaults (α = 0.95, η = 0.8, ρ = 3): (estimator, scores)."""
     out = {}
     for name, make in MODELS.items():
         est = make().fit(compound)
@@ -88,7 +88,7 @@ def compound_fits(compound):
     return out
 
 
-# The Sinusoid models of spec table C (E2 takes ~15 s on 1,000 points with the exact O(l²) KL term). P2 and P3
+# The Sinusoid models (E2 takes ~15 s on 1,000 points with the exact O(l²) KL term). P2 and P3
 # have no table-C target and cost another ~16 s, so they are left out of the test budget.
 SINUSOID_MODELS = ("e1", "e2", "e3", "e4", "p1", "p4", "eigen")
 
@@ -103,7 +103,7 @@ def sinusoid_fits(sinusoid):
 
 
 # ------------------------------------------------------------------------------------------------------------
-# relation features F (spec §2.5) and compacted features (spec §2.6)
+# relation features F (Sec. 3.2) and compacted features (footnote 5)
 # ------------------------------------------------------------------------------------------------------------
 
 def test_relation_features_formula_median_sigma_and_prototype_draw():
@@ -201,7 +201,7 @@ def test_compacted_features_general_form():
 
 
 # ------------------------------------------------------------------------------------------------------------
-# eigen-COVA, spec §10 A.5
+# eigen-COVA (Sec. 3.2.2)
 # ------------------------------------------------------------------------------------------------------------
 
 def _eq25_dense(F: np.ndarray, W: sp.spmatrix, R: np.ndarray, U_: np.ndarray, W_v: np.ndarray,
@@ -237,7 +237,7 @@ def test_o_eig_is_symmetric_and_equals_eq23(toy_inputs):
         value = np.trace(P.T @ O @ P)
         ref = eigen_cova_objective(F, P[:12], P[12:], inp.W, inp.R, inp.prototypes, W_v, ALPHA, ETA)
         assert abs(value - ref) <= 1e-10 * abs(ref)
-    # regression guard for T13: the printed lower-left block W_v Rᵀ of B breaks symmetry
+    # regression guard for Eq. 25: the printed lower-left block W_v Rᵀ of B breaks symmetry
     l, c = inp.R.shape
     B_printed = np.block([[np.zeros((l, l)), inp.R], [W_v @ inp.R.T, np.zeros((c, c))]])
     T = np.block([[F, np.zeros((l, 2))], [np.zeros((c, 12)), inp.prototypes]])
@@ -306,13 +306,13 @@ def test_eigen_cova_degenerate_case_raises(compound):
     assert np.all(lam < 0) and np.allclose(np.linalg.norm(P, axis=0), 1.0)
     with pytest.raises(ValueError, match="degenerate"):
         EigenCova(alpha=ALPHA, eta=1.0).fit(inp)
-    # one negative eigenvalue only: step 1 is well defined, step 2 would return a null vector (spec §3.5 trap)
+    # one negative eigenvalue only: step 1 is well defined, step 2 would return a null vector
     with pytest.raises(ValueError, match="degenerate: no negative eigenvalue at step 2"):
         EigenCova(alpha=ALPHA, eta=0.88).fit(inp)
 
 
 def test_eigen_cova_raw_w_v_contracts_z(compound):
-    """Spec §3.5: the literal (raw) W_v makes the V-block very negative, so ‖u‖ → 0 and Z collapses relative to E."""
+    """The literal (raw) W_v makes the V-block very negative, so ‖u‖ → 0 and Z collapses relative to E."""
     unit = EigenCova(alpha=ALPHA, eta=ETA).fit(compound)
     raw = EigenCova(alpha=ALPHA, eta=ETA, wv_normalize=False).fit(compound)
     assert np.linalg.norm(raw.components_) < 0.2 * np.linalg.norm(unit.components_)
@@ -320,7 +320,7 @@ def test_eigen_cova_raw_w_v_contracts_z(compound):
 
 
 # ------------------------------------------------------------------------------------------------------------
-# E2–E4 and P1–P4: optimisation behaviour (spec §10 A.6 and the E1 checks)
+# E2–E4 and P1–P4: optimisation behaviour (and the E1 checks)
 # ------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["e2", "e3", "e4", "p1", "p2", "p3", "p4"])
@@ -496,7 +496,7 @@ def test_held_out_points_land_in_their_prototype_cell(dataset, min_sc):
 
 
 # ------------------------------------------------------------------------------------------------------------
-# paper targets, spec §10 tables B (Compound) and C (Sinusoid); ring prototypes ρ = 3, α = 0.95, η = 0.8
+# paper targets on Compound and Sinusoid; ring prototypes ρ = 3, α = 0.95, η = 0.8
 # ------------------------------------------------------------------------------------------------------------
 
 # (S_n ≥, S_c ≥, S_s ≥) in percent; None = no target.

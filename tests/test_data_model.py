@@ -306,3 +306,27 @@ def test_scatter_draws_3d_sphere_and_row_column_figures(tmp_path):
     save_scatter_figure(tmp_path / "degenerate.png", np.full((60, 3), np.nan), labels, list("abcd"))
     for name in ("3d", "sphere", "rel", "rel3", "nolabels", "degenerate"):
         assert (tmp_path / f"{name}.png").stat().st_size > 5_000, name
+
+
+def test_degenerate_run_keeps_the_embedding_width(tmp_path, monkeypatch):
+    from cova.cli import main
+    from cova.methods import DegenerateSolution, Embedder, registry
+
+    class NoSolution(Embedder):
+        required_inputs = ("W",)
+        extra_outputs = ("frames_",)
+
+        def __init__(self, n_components: int = 3):
+            self.n_components = n_components
+
+        def fit(self, inputs: Inputs) -> "NoSolution":
+            raise DegenerateSolution("no solution for these parameters")
+
+    monkeypatch.setitem(registry.METHODS, "no_solution", NoSolution)
+    ds = graph_dataset()
+    ds.save(tmp_path / "d.npz")
+    build_inputs(ds, {"graph": {"source": "relations"}}).save(tmp_path / "i.npz")
+    assert main(["embed", "--dataset", str(tmp_path / "d.npz"), "--inputs", str(tmp_path / "i.npz"),
+                 "--method", "no_solution", "--out", str(tmp_path / "e.npz")]) == 0
+    emb = Embedding.load(tmp_path / "e.npz")
+    assert emb.status == "degenerate" and emb.Z.shape == (40, 3) and np.all(np.isnan(emb.Z)) and emb.extras == {}

@@ -1,5 +1,6 @@
-"""Manifolds and optimisers: Stiefel geometry (spec §10.A.3, T12), noncompact retraction (§10.A.4), Riemannian
-gradient descent with Armijo line search (§3.3, §10.A.6) and SGD batches (Table F.2, §3.4)."""
+"""Manifolds and optimisers: Stiefel geometry (COVA Eqs. 16–18, B.17), noncompact retraction (Table F.1),
+Riemannian gradient descent with Armijo line search (Table F.1), SGD batches (Table F.2), the sphere and the
+momentum loop."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cova.manifolds import (batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches,
-                            stiefel)
+from cova.manifolds import batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches, stiefel
 from cova.objectives import o_dist_c, o_dist_l, o_kl_c, o_kl_l, objective_on_projection
 
 K_TILDE, K = 12, 2
@@ -26,7 +26,7 @@ def point_and_vector():
 
 
 # --------------------------------------------------------------------------------------------------------
-# Stiefel geometry (§10.A.3)
+# Stiefel geometry (Eqs. 16–18)
 # --------------------------------------------------------------------------------------------------------
 
 def test_random_point_is_on_the_manifold():
@@ -69,7 +69,7 @@ def test_retraction_at_zero_with_negative_qr_diagonal(point_and_vector, name):
 
 
 def test_polar_equals_closed_form_and_printed_eq18_exponent_fails(point_and_vector):
-    """Spec T12: (U + ξ)(I + ξᵀξ)^{−1/2} = A Bᵀ is orthonormal; Eq. 18's printed exponent +1/2 is not."""
+    """(U + ξ)(I + ξᵀξ)^{−1/2} = A Bᵀ is orthonormal; Eq. 18's printed exponent +1/2 is not."""
     U, xi = point_and_vector
     xi = 0.5 * stiefel.project_tangent(U, xi)
     w, V = np.linalg.eigh(np.eye(K) + xi.T @ xi)
@@ -81,7 +81,7 @@ def test_polar_equals_closed_form_and_printed_eq18_exponent_fails(point_and_vect
 
 
 # --------------------------------------------------------------------------------------------------------
-# noncompact Stiefel (§10.A.4)
+# noncompact Stiefel (Table F.1)
 # --------------------------------------------------------------------------------------------------------
 
 def test_noncompact_retraction_repairs_rank():
@@ -102,7 +102,7 @@ def test_noncompact_retraction_is_plain_sum_at_full_rank():
 
 
 # --------------------------------------------------------------------------------------------------------
-# Riemannian gradient descent (§3.3, §10.A.6)
+# Riemannian gradient descent (Table F.1)
 # --------------------------------------------------------------------------------------------------------
 
 PAIRS = {"E2": (o_kl_c, o_kl_l), "E3": (o_dist_c, o_kl_l), "E4": (o_kl_c, o_dist_l)}
@@ -235,7 +235,7 @@ def test_sgd_single_batch_equals_full_batch_gd(toy_inputs, features):
     full = riemannian_gradient_descent(make(np.arange(40)), U0, max_iter=30, gtol=0.0, **STIEFEL_GD)
     np.testing.assert_array_equal(sgd.x, full.x)
     assert sgd.history == full.history and sgd.n_iter == 30
-    assert np.all(np.diff(full.history) <= 0)  # §10.A.6 for a full-batch P-model
+    assert np.all(np.diff(full.history) <= 0)  # non-increasing for a full-batch P-model
     assert orth_err(full.x) <= 1e-12
 
 

@@ -1,4 +1,4 @@
-"""Finite-difference checks of the objectives and the COVA-E1 closed form (spec §10.A.1-2, §10.E.1)."""
+"""Finite-difference checks of the objectives and the COVA-E1 closed form (COVA App. A, Eq. 14)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,17 @@ import scipy.sparse as sp
 
 from cova.methods import CovaE1
 from cova.methods.cova import e1_objective, e1_system
-from cova.objectives import (kl_repulsion, o_dist_c, o_dist_l, o_kl_c, o_kl_l, o_kl_l_conditional,
-                             objective_on_projection, project_gradient)
+from cova.objectives import (
+    kl_repulsion,
+    o_dist_c,
+    o_dist_l,
+    o_kl_c,
+    o_kl_l,
+    o_kl_l_conditional,
+    objective_on_projection,
+    project_gradient,
+)
+from cova.objectives.kl import joint_kl_small, sne_kl_and_gradient, tsne_kl_and_gradient, tsne_kl_sparse
 from cova.objectives.local import CONDITIONAL_MAX_SAMPLES
 
 
@@ -63,7 +72,7 @@ def test_e1_is_a_stationary_point(toy_inputs, alpha):
 
 @pytest.mark.parametrize("alpha", [0.1, 0.5])
 def test_printed_eq14_without_alpha_is_not_stationary(toy_inputs, alpha):
-    """Regression guard for spec T1: the printed Eq. 14 lacks the factor α and is not a stationary point."""
+    """Regression guard: the printed Eq. 14 lacks the factor α and is not a stationary point."""
     inp = toy_inputs
     M, B = e1_system(inp.W, inp.R, inp.prototypes, alpha)
     Z_printed = np.linalg.solve(M.toarray(), B / alpha)
@@ -127,7 +136,7 @@ def test_e1_rejects_bad_parameters(toy_inputs):
 
 
 # --------------------------------------------------------------------------------------------------------
-# KL objectives and projection forms (spec §3.1, §10.A.1, typos T3, T11)
+# KL objectives and projection forms (COVA Table A.1, A.2; the corrected A.8 and A.44, docs/algorithms.md)
 # --------------------------------------------------------------------------------------------------------
 
 def dense_q(Z):
@@ -138,7 +147,7 @@ def dense_q(Z):
 
 
 def relation_features(X, k_tilde=12, seed=4):
-    """Gaussian relation features F (l×k̃) to k̃ random sample prototypes, σ = median distance (spec §2.5)."""
+    """Gaussian relation features F (l×k̃) to k̃ random sample prototypes, σ = median distance."""
     rng = np.random.default_rng(seed)
     Qp = X[rng.choice(len(X), k_tilde, replace=False)]
     D2 = ((X[:, None, :] - Qp[None, :, :]) ** 2).sum(-1)
@@ -172,7 +181,7 @@ def test_o_kl_c_zero_confidences(toy_inputs, Z40):
 
 
 def test_o_kl_c_uses_normalised_t_of_a8(toy_inputs, Z40):
-    """Spec T11: Eq. 8 as printed (t unnormalised inside the log) has a different, purely attractive gradient;
+    """Eq. 8 as printed (t unnormalised inside the log) has a different, purely attractive gradient;
     o_kl_c implements the normalised A.8 form."""
     inp = toy_inputs
     P = inp.prototypes
@@ -299,7 +308,7 @@ def test_projection_gradients(toy_inputs, name):
 
 
 def test_table_a2_kl_l_corrected_form_and_literal_a44_fails(toy_inputs):
-    """Spec T3: the corrected Table A.2 row 4Fᵀ𝐋(G)FU passes; the literal A.44
+    """The corrected Table A.2 row 4Fᵀ𝐋(G)FU passes; the literal A.44
     4(Fᵀ𝐃(G)F − 4 Σ_i Σ_{j≠i} g_ij φ_iφ_iᵀ)U fails the finite-difference check."""
     inp = toy_inputs
     F = relation_features(inp.X)
@@ -314,3 +323,80 @@ def test_table_a2_kl_l_corrected_form_and_literal_a44_fails(toy_inputs):
     literal_a44 = 4 * (F.T @ DG @ F - 4 * sum(G[i, j] * np.outer(F[i], F[i])
                                                for i in range(40) for j in range(40) if j != i)) @ U
     assert rel_err(literal_a44, fd) > 0.5
+
+
+# --------------------------------------------------------------------------------------------------------
+# KL objectives of SNE, symmetric SNE and t-SNE (cova.objectives.kl): gradients for k = 1, 2, 3, agreement of
+# the dense, small and sparse evaluations, Barnes–Hut in three dimensions
+# --------------------------------------------------------------------------------------------------------
+
+def joint_p(l, seed, density=1.0):
+    rng = np.random.default_rng(seed)
+    A = rng.random((l, l)) * (rng.random((l, l)) < density)
+    P = A + A.T
+    np.fill_diagonal(P, 0.0)
+    return P / P.sum()
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("kernel", ["student", "gaussian"])
+def test_joint_kl_small_gradient(k, kernel):
+    P = joint_p(9, k)
+    Y = np.random.default_rng(10 + k).normal(size=(9, k))
+    value, grad = joint_kl_small(Y, P, kernel)
+    assert value > 0
+    assert rel_err(grad, fd_gradient(lambda y: joint_kl_small(y, P, kernel)[0], Y)) < 1e-6
+
+
+def test_joint_kl_small_rejects_unknown_kernels():
+    with pytest.raises(ValueError, match="kernel"):
+        joint_kl_small(np.zeros((3, 2)), joint_p(3, 0), "cauchy")
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_dense_kernels_gradients_in_other_dimensions(k):
+    l = 25
+    P = joint_p(l, 4)
+    Z = np.random.default_rng(5).normal(size=(l, k))
+    _, g = tsne_kl_and_gradient(Z, P)
+    assert rel_err(g, fd_gradient(lambda z: tsne_kl_and_gradient(z, P)[0], Z)) < 1e-6
+    Pc = P / P.sum(axis=1, keepdims=True)
+    _, g = sne_kl_and_gradient(Z, Pc)
+    assert rel_err(g, fd_gradient(lambda z: sne_kl_and_gradient(z, Pc)[0], Z)) < 1e-6
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_small_dense_and_sparse_t_sne_agree(k):
+    l = 30
+    P = joint_p(l, 6, density=0.3)
+    Z = np.random.default_rng(7).normal(size=(l, k))
+    v_small, g_small = joint_kl_small(Z, P, "student")
+    v_dense, g_dense = tsne_kl_and_gradient(Z, P)
+    v_sparse, g_sparse = tsne_kl_sparse(Z, sp.csr_matrix(P), method="exact")
+    assert v_dense == pytest.approx(v_small, rel=1e-10) and v_sparse == pytest.approx(v_small, rel=1e-10)
+    np.testing.assert_allclose(g_dense, g_small, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(g_sparse, g_small, rtol=1e-9, atol=1e-12)
+    nan_value, g = tsne_kl_sparse(Z, sp.csr_matrix(P), method="exact", need_value=False)
+    assert np.isnan(nan_value)
+    np.testing.assert_array_equal(g, g_sparse)
+
+
+def test_sparse_t_sne_gradient_k3():
+    l = 40
+    P = sp.csr_matrix(joint_p(l, 8, density=0.2))
+    Z = np.random.default_rng(9).normal(size=(l, 3))
+    _, g = tsne_kl_sparse(Z, P, method="exact")
+    assert rel_err(g, fd_gradient(lambda z: tsne_kl_sparse(z, P, method="exact")[0], Z)) < 1e-6
+
+
+def test_barnes_hut_repulsion_in_three_dimensions():
+    Z = np.random.default_rng(11).normal(scale=3.0, size=(600, 3))
+    sq_exact, rep_exact = kl_repulsion(Z, "exact")
+    sq_bh, rep_bh = kl_repulsion(Z, "bh")
+    assert sq_bh == pytest.approx(sq_exact, rel=2e-2)
+    assert rel_err(rep_bh, rep_exact) < 5e-2
+    sq0, rep0 = kl_repulsion(Z, "bh", theta=0.0)
+    assert sq0 == pytest.approx(sq_exact, rel=1e-9)
+    np.testing.assert_allclose(rep0, rep_exact, rtol=1e-7, atol=1e-12)
+    with pytest.raises(ValueError, match="k = 3"):
+        kl_repulsion(Z, "fft")

@@ -1,4 +1,4 @@
-"""Quality measures of Venna et al. (2010) (spec 001 section 3) against brute-force / dense references."""
+"""Quality measures of Venna et al. (2010) against brute-force / dense references."""
 
 from __future__ import annotations
 

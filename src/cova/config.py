@@ -152,7 +152,8 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
     from .methods import METHODS
 
     try:
-        provided = provided_inputs(config["inputs"][run["inputs"]])
+        block = {k: v for k, v in config["inputs"][run["inputs"]].items() if k != "resources"}
+        provided = provided_inputs(block)
     except ValueError as err:
         raise ConfigError(f"config key inputs.{run['inputs']}: {err}") from None
     for entry in run["methods"]:
@@ -255,7 +256,7 @@ def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) 
         raise ConfigError(f"config key overlay.base: {block['base']!r} not found (looked for {path})")
     with open(path) as f:
         base = resolve_overlay(yaml.safe_load(f), base_dir)
-    merged = _merge(base, {k: v for k, v in config.items() if k != "overlay"}, ())
+    merged = copy.deepcopy(_merge(base, {k: v for k, v in config.items() if k != "overlay"}, ()))
     excluded = block.get("exclude_experiments", {})
     experiments = merged.get("paper", {}).get("experiments", {})
     configured = config.get("paper", {}).get("experiments", {})
@@ -269,7 +270,7 @@ def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) 
         del experiments[name]
     if block.get("prune", False):
         _prune_unused(merged)
-    return copy.deepcopy(merged)
+    return merged
 
 
 def _merge(base: Any, over: Any, where: tuple[str, ...]) -> Any:
@@ -297,8 +298,12 @@ def _prune_unused(config: dict[str, Any]) -> None:
     used = {"datasets": {r["dataset"] for r in runs}, "inputs": {r["inputs"] for r in runs},
             "methods": {m for r in runs for m in r["methods"]}}
     datasets = config.get("datasets", {})
-    fallbacks = [datasets[d]["fallback"] for d in used["datasets"] if "fallback" in datasets.get(d, {})]
-    used["datasets"].update(fallbacks)
+    todo = list(used["datasets"])
+    while todo:  # a used dataset keeps its fallback, and that one its own
+        fallback = datasets.get(todo.pop(), {}).get("fallback")
+        if fallback is not None and fallback not in used["datasets"]:
+            used["datasets"].add(fallback)
+            todo.append(fallback)
     for section in _SECTIONS_PRUNED:
         if section in config:
             config[section] = {k: v for k, v in config[section].items() if k in used[section]}

@@ -2,12 +2,12 @@
 
 ```yaml
 features: {kind: pca, n_components: 30}            # Table 1 footnote 1: PCA to 30 dims
-features: {kind: compacted, n_neighbors: 30}        # Cora H.3: X = [S̃YM⁻¹, ΘYM⁻¹] (spec §2.6)
+features: {kind: compacted, n_neighbors: 30}        # Cora H.3: X = [S̃YM⁻¹, ΘYM⁻¹] (footnote 5)
 cohorts:  {kind: spectral, n_clusters: 20}          # Cora's 20 clusters (H.3, Table 2)
 cohorts:  {kind: predicted, labelled_per_class: 5}  # Fig. 5: 1-NN labels from 5 labelled samples per class
 ```
 
-The transformed X is "the matrix the model was given", so it is also the space S_n is measured in (spec §5,
+The transformed X is "the matrix the model was given", so it is also the space S_n is measured in (COVA App. G,
 "original features"). Both blocks are optional: ``raw`` features and the dataset's own labels are the defaults.
 """
 
@@ -25,22 +25,16 @@ COHORT_KINDS: tuple[str, ...] = ("given", "spectral", "predicted")
 
 
 def cosine_knn_similarity(X: np.ndarray, n_neighbors: int, *, seed: int = 0) -> sp.csr_matrix:
-    """S̃ = S ∘ N(S, h) with S the cosine similarity (spec §2.6): the union of every sample's h most cosine-similar
-    other samples, similarities clipped at 0, zero diagonal. Sparse, O(l·h) memory."""
-    from .affinity.knn import nearest_neighbors
+    """S̃ = S ∘ N(S, h) with S the cosine similarity (COVA H.3): the union of every sample's h most cosine-similar
+    other samples, similarities clipped at 0, zero diagonal (:func:`cova.affinity.weights.cosine_knn_similarity`).
+    Every sample must be a non-zero vector. Sparse, O(l·h) memory."""
+    from .affinity.weights import cosine_knn_similarity as knn_similarity
 
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
         raise ValueError(f"{int((norms == 0).sum())} samples are all-zero vectors; their cosine similarity is "
                          "undefined (remove them or use features kind 'pca')")
-    ind, dist = nearest_neighbors(X, n_neighbors, metric="cosine", random_state=seed)
-    l = X.shape[0]
-    rows = np.repeat(np.arange(l), ind.shape[1])
-    S = sp.csr_matrix((np.maximum(1.0 - dist.ravel(), 0.0), (rows, ind.ravel())), shape=(l, l))
-    S = S.maximum(S.T).tocsr()
-    S.setdiag(0.0)
-    S.eliminate_zeros()
-    return S
+    return knn_similarity(X, n_neighbors, random_state=seed)
 
 
 def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels: np.ndarray,
@@ -53,10 +47,10 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
         result does not depend on a random state). Table 1's footnote 1 and the stand-in image protocol (PCA-50).
         With ``fit_rows`` (a boolean mask, e.g. the training split) the PCA is fitted on those rows only and
         applied to all; ``n_components`` is capped at the number of those rows.
-        ``"compacted"``: Cora's X = [S̃YM⁻¹, ΘYM⁻¹] (H.3, spec §2.6): S is the cosine between samples, S̃ keeps the
+        ``"compacted"``: Cora's X = [S̃YM⁻¹, ΘYM⁻¹] (H.3, footnote 5): S is the cosine between samples, S̃ keeps the
         ``n_neighbors`` (default 30) nearest in either direction with zero diagonal, Y is the label indicator of
         ``labels`` (every sample is a representative), M = diag(cohort sizes), and Θ the **undirected** relation
-        matrix of the dataset (spec assumption: the directed one leaves papers without outgoing citations all-zero).
+        matrix of the dataset (our reading: the directed one leaves papers without outgoing citations all-zero).
         ``relations: false`` drops the Θ block (the S̃YM⁻¹ of the 20-cluster projections).
     """
     from .cohorts import compacted_features
@@ -103,7 +97,7 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
 
 def predict_cohorts(X: np.ndarray, labels: np.ndarray, labelled_per_class: int, *,
                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Partially labelled cohorts (COVA Sec. 3 and Fig. 5, spec §2.7): ``labelled_per_class`` samples of every
+    """Partially labelled cohorts (COVA Sec. 3 and Fig. 5): ``labelled_per_class`` samples of every
     class keep their true label (drawn uniformly without replacement, seeded; a class with no more samples than
     that is labelled entirely), and every other sample takes the label of its nearest labelled sample in X
     (1-NN, Euclidean, ties to the lower sample index). Returns ``(predicted labels, labelled mask)``."""
@@ -137,7 +131,7 @@ def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
     kind
         ``"given"``: the dataset's labels.
         ``"spectral"``: scikit-learn ``SpectralClustering(n_clusters, affinity="precomputed")`` on the cosine
-        ``n_neighbors``-NN similarity S̃ of the raw X (default 30; spec §6.1 Table 2 assumption), seeded by the
+        ``n_neighbors``-NN similarity S̃ of the raw X (default 30; the paper does not give h for Table 2), seeded by the
         inputs seed. Clusters are renumbered by decreasing size (ties: lower first sample index) so that the
         numbering does not depend on the solver's arbitrary label order. Names are ``cluster 1 .. cluster c``.
         ``"predicted"``: the dataset's classes, with ``labelled_per_class`` true labels per class and the rest

@@ -1,4 +1,4 @@
-# Performance and scaling benchmark (issue #8). Not part of `all`: run it with
+# Performance and scaling benchmark. Not part of `all`: run it with
 #   snakemake benchmarks --cores 2
 # (config `benchmarks:`; the full sizes take ≈ 15 min on an idle 2-core machine; needs Fashion-MNIST in data/raw/fashion_mnist or
 # /usr/share/datasets/fashion-mnist, otherwise synthetic blobs of the same shape). E2/E3 use the FFT repulsion at every

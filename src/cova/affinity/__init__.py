@@ -1,11 +1,19 @@
-"""Local weight matrices W (spec §2.1): nearest neighbours, perplexity calibration, the W variants, Eq. 3, 𝐋(W)."""
+"""Local weight matrices W (COVA Sec. 3.1, Eqs. 1–3, App. C): nearest neighbours, perplexity calibration, the W
+variants, Eq. 3, 𝐋(W); the κ-NN cohort graph and the spectral embedding (:mod:`.graphs`)."""
 
+from cova.affinity.graphs import knn_graph, spectral_embedding
 from cova.affinity.knn import METHODS, METRICS, nearest_neighbors, pair_sq_distances
-from cova.affinity.perplexity import calibrate_precisions, conditional_probabilities, log_conditional_probabilities
+from cova.affinity.perplexity import (
+    calibrate_precisions,
+    conditional_probabilities,
+    dense_conditional_probabilities,
+    log_conditional_probabilities,
+)
 from cova.affinity.weights import (
     KINDS,
     build_weights,
     cosine_knn,
+    cosine_knn_similarity,
     euclidean_max,
     gaussian_perplexity,
     laplacian,
@@ -19,16 +27,20 @@ __all__ = [
     "METHODS",
     "METRICS",
     "build_weights",
-    "conditional_probabilities",
     "calibrate_precisions",
-    "log_conditional_probabilities",
+    "conditional_probabilities",
     "cosine_knn",
+    "cosine_knn_similarity",
+    "dense_conditional_probabilities",
     "euclidean_max",
     "gaussian_perplexity",
+    "knn_graph",
     "laplacian",
+    "log_conditional_probabilities",
     "max_pairwise_distance",
     "nearest_neighbors",
     "pair_sq_distances",
+    "spectral_embedding",
     "supervised_shrink",
     "symmetrize_normalize",
 ]

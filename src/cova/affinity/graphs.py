@@ -55,7 +55,7 @@ def fix_signs(Z: np.ndarray) -> None:
 
 
 def spectral_embedding(S: Any, n_components: int = 2, *, solver: str = "arpack",
-                       random_state: int = 0) -> np.ndarray:
+                       random_state: int | None = 0) -> np.ndarray:
     """Laplacian eigenmap of the affinity ``S`` (l×l, symmetric, non-negative, dense or sparse): (l, n_components).
 
     solver
@@ -91,6 +91,7 @@ def spectral_embedding(S: Any, n_components: int = 2, *, solver: str = "arpack",
     l = S.shape[0]
     if n + 1 >= l:
         raise ValueError(f"n_components + 1 must be < l = {l}, got n_components = {n}")
-    Z = _sk_spectral_embedding(S, n_components=n, eigen_solver=solver, random_state=int(random_state),
+    Z = _sk_spectral_embedding(S, n_components=n, eigen_solver=solver,
+                               random_state=None if random_state is None else int(random_state),
                                norm_laplacian=True, drop_first=True)
     return np.ascontiguousarray(Z, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""k-nearest-neighbour search, the only O(l log l)-ish step every local weight matrix W needs (spec §2.1, §9).
+"""k-nearest-neighbour search, the only O(l log l)-ish step every local weight matrix W needs (COVA Sec. 3.1.1, App. C).
 
 Two back ends, both libraries:
 
@@ -16,7 +16,7 @@ Whatever the back end, the returned distances are **recomputed in float64** from
 (pynndescent returns float32 distances, and sklearn's brute force uses the ``‖a‖² + ‖b‖² − 2a·b`` expansion), with
 one formula, :func:`pair_sq_distances`, so that every consumer (perplexity calibration, the max-subtracted
 Euclidean S of §2.1(b), the reference tests) sees bit-identical values for the same pair. Each row is then sorted by
-(distance, index), which realises the spec's "ties broken by lower index" *within* the returned list. Which of
+(distance, index), which realises the convention "ties broken by lower index" *within* the returned list. Which of
 several points tied exactly at the k-th distance makes it into the list is decided by the back end.
 
 Determinism: the exact path is deterministic. The pynndescent path is deterministic for a fixed
@@ -141,7 +141,7 @@ def nearest_neighbors(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``n_neighbors`` nearest neighbours of every sample, the sample itself excluded.
 
-    Used to build N(S, h) and the sparse candidate sets of spec §2.1 (a)–(c) in O(l·k) memory (spec §9).
+    Used to build N(S, h) and the sparse candidate sets of every W (COVA Sec. 3.1.1, App. C) in O(l·k) memory.
 
     Parameters
     ----------
@@ -151,7 +151,7 @@ def nearest_neighbors(
         neighbours are searched as Euclidean neighbours of the unit-normalised rows (same order, since
         ‖x̂_i − x̂_j‖² = 2(1 − cos)), which lets both back ends use their fastest Euclidean code.
     method : ``"auto"``, ``"exact"`` or ``"pynndescent"``. ``"auto"`` is exact if l ≤ ``exact_max_samples`` *or*
-        d ≤ ``exact_max_dim`` (kd-tree territory, spec §9: there the exact search is as fast as NN-descent and
+        d ≤ ``exact_max_dim`` (kd-tree territory: there the exact search is as fast as NN-descent and
         avoids pynndescent's fixed ≈ 0.8–1.1 GB NN-descent workspace, ×3 with n_jobs > 1), else pynndescent.
     exact_max_samples : sample-count threshold for ``"auto"``.
     exact_max_dim : dimension threshold for ``"auto"`` (15 = where sklearn itself stops using trees).

@@ -20,7 +20,8 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import logsumexp
 
-__all__ = ["conditional_probabilities", "calibrate_precisions", "log_conditional_probabilities"]
+__all__ = ["conditional_probabilities", "dense_conditional_probabilities", "calibrate_precisions",
+           "log_conditional_probabilities"]
 
 
 @njit(cache=True)
@@ -128,6 +129,22 @@ def conditional_probabilities(
         raise ValueError(f"max_iter must be ≥ 1, got {max_iter}")
     return _calibrate(d2, math.log(perplexity), float(tol), int(max_iter))
 
+
+
+def dense_conditional_probabilities(distances_sq: np.ndarray, perplexity: float) -> np.ndarray:
+    """Dense (l, l) P_{j|i} whose candidate set is every other sample: :func:`conditional_probabilities` on the
+    off-diagonal entries of the (l, l) squared-distance matrix, zero diagonal (as in the reference SNE/t-SNE
+    code). Needs 0 < perplexity < l − 1."""
+    D2 = np.asarray(distances_sq, dtype=np.float64)
+    l = D2.shape[0]
+    if D2.ndim != 2 or D2.shape[1] != l:
+        raise ValueError(f"distances_sq must be a square (l, l) matrix, got shape {D2.shape}")
+    if not 0 < perplexity < l - 1:
+        raise ValueError(f"need 0 < perplexity < l − 1 = {l - 1}, got {perplexity}")
+    off = ~np.eye(l, dtype=bool)
+    P = np.zeros((l, l), dtype=np.float64)
+    P[off] = conditional_probabilities(D2[off].reshape(l, l - 1), perplexity).ravel()
+    return P
 
 @njit(cache=True, parallel=True)
 def _calibrate_rows(D2: np.ndarray, self_cols: np.ndarray, target: float, tol: float,

@@ -1,13 +1,13 @@
-"""Local weight matrices W (spec §2.1; paper Sec. 3.1, Eqs. 1–3) as sparse CSR matrices.
+"""Local weight matrices W (COVA Sec. 3.1.1, Eqs. 1–3, App. C) as sparse CSR matrices.
 
 Every W returned here is a :class:`scipy.sparse.csr_matrix` of float64 with
 
 * zero diagonal, exactly symmetric (w_ij and w_ji are the same float), non-negative entries,
 * unit total sum Σ_ij w_ij = 1 (the paper's normaliser Σ_{s=1}^l Σ_{t=1}^c w_st in Sec. 3.1.3 is read as the typo
-  for Σ_{s,t=1}^l, spec §2.1),
+  for Σ_{s,t=1}^l; docs/algorithms.md),
 * sorted column indices, no duplicates and no explicitly stored zeros.
 
-Memory is O(l·k) throughout (spec §9): neighbours come from :func:`cova.affinity.knn.nearest_neighbors`, and the
+Memory is O(l·k) throughout: neighbours come from :func:`cova.affinity.knn.nearest_neighbors`, and the
 one global quantity, the maximum pairwise distance of §2.1(b), is found by a tiled scan whose memory does not grow
 with l. No l×l dense array is ever formed, and there is no Python loop over samples.
 """
@@ -27,6 +27,7 @@ __all__ = [
     "KINDS",
     "build_weights",
     "cosine_knn",
+    "cosine_knn_similarity",
     "euclidean_max",
     "gaussian_perplexity",
     "laplacian",
@@ -71,7 +72,7 @@ def _knn_matrix(indices: np.ndarray, values: np.ndarray, l: int) -> sp.csr_matri
 def _or_mask(A: sp.csr_matrix) -> sp.csr_matrix:
     """S ∘ N(S, h) from the directed kNN matrix A (A_ij = S_ij ≥ 0 for j in the h-NN list of i, else 0).
 
-    N(S, h) is the OR of the h-NN lists with their transpose (spec §2.1), and S is symmetric, so the entry (i, j)
+    N(S, h) is the OR of the h-NN lists with their transpose (COVA App. C), and S is symmetric, so the entry (i, j)
     equals S_ij whenever either list contains the pair: elementwise max(A, Aᵀ) (valid because S ≥ 0).
     """
     return A.maximum(A.T).tocsr()
@@ -81,7 +82,7 @@ def _or_mask(A: sp.csr_matrix) -> sp.csr_matrix:
 # generic operations
 # ----------------------------------------------------------------------------------------------------------------
 def symmetrize_normalize(W: Any) -> sp.csr_matrix:
-    """The common last step of every W (spec §2.1): zero the diagonal, W ← ½(W + Wᵀ), divide by Σ_ij w_ij.
+    """The common last step of every W (COVA Sec. 3.1.1): zero the diagonal, W ← ½(W + Wᵀ), divide by Σ_ij w_ij.
 
     Accepts any sparse matrix or a dense array (converted to CSR). Raises ``ValueError`` for negative or non-finite
     weights, or when the off-diagonal total weight is 0 (e.g. all points identical under §2.1(b)).
@@ -103,7 +104,7 @@ def symmetrize_normalize(W: Any) -> sp.csr_matrix:
 
 
 def supervised_shrink(W: Any, labels: np.ndarray, lam: float) -> sp.csr_matrix:
-    """Paper Eq. 3 (spec §2.1(d)): W ← W∘(YYᵀ) + λ·W∘(1 − YYᵀ), then renormalise to unit sum.
+    """COVA Eq. 3: W ← W∘(YYᵀ) + λ·W∘(1 − YYᵀ), then renormalise to unit sum.
 
     I.e. every inter-cohort weight (labels[i] ≠ labels[j]) is multiplied by λ, intra-cohort weights are kept, and
     the result goes through :func:`symmetrize_normalize`. ``lam`` must be finite and ≥ 0 (the paper intends
@@ -144,7 +145,7 @@ def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
     (:func:`cova.affinity.knn.pair_sq_distances`, the same formula the kNN distances use). The returned value is
     therefore *exactly* the largest directly-computed distance, bit-identical to the distance of that pair as
     returned by :func:`~cova.affinity.knn.nearest_neighbors`, so ``max − distance ≥ 0`` holds without rounding.
-    An upper bound such as 2·max_i‖x_i − x̄‖ would not do: the global max shifts every weight of §2.1(b) (spec §9).
+    An upper bound such as 2·max_i‖x_i − x̄‖ would not do: the global max shifts every weight of :func:`euclidean_max`.
     """
     X = _check_X(X)
     l, d = X.shape
@@ -191,7 +192,7 @@ def gaussian_perplexity(
     """Spec §2.1(a): perplexity-calibrated Gaussian affinities, t-SNE style ([20]; paper footnote 1, Sec. 4.3).
 
     P_{j|i} is calibrated over the candidate set of the ``n_neighbors`` nearest neighbours (default
-    min(l − 1, ⌊3·perplexity⌋), the openTSNE/BH-SNE convention; spec §2.1(a) [assumption]) by
+    min(l − 1, ⌊3·perplexity⌋), the openTSNE/BH-SNE convention; the paper does not say) by
     :func:`cova.affinity.perplexity.conditional_probabilities`, then W = (P + Pᵀ)/(2l), whose total is 1.
     With ``n_neighbors = l − 1`` this is the dense t-SNE P exactly. The perplexity must be < n_neighbors (we raise
     rather than silently lowering it as openTSNE does).
@@ -246,20 +247,29 @@ def cosine_knn(
     random_state: int = 0,
     n_jobs: int = 1,
 ) -> sp.csr_matrix:
-    """Spec §2.1(c) (paper App. C, Fig. C.1): S_ij = cos(x_i, x_j), W = S ∘ N(S, h), then symmetrise/normalise.
+    """COVA App. C (Fig. C.1): W = S ∘ N(S, h) with S_ij = cos(x_i, x_j) (:func:`cosine_knn_similarity`), then
+    symmetrised and normalised to unit sum (:func:`symmetrize_normalize`)."""
+    return symmetrize_normalize(cosine_knn_similarity(X, n_neighbors, method=method, random_state=random_state,
+                                                      n_jobs=n_jobs))
+
+
+def cosine_knn_similarity(X: np.ndarray, n_neighbors: int = 10, *, method: str = "auto", random_state: int = 0,
+                          n_jobs: int = 1) -> sp.csr_matrix:
+    """S̃ = S ∘ N(S, h), S_ij = cos(x_i, x_j) (COVA App. C and H.3), unnormalised: sparse CSR, symmetric, zero
+    diagonal, explicit zeros removed, O(l·h) memory.
 
     N(S, h) is the OR of the h-nearest lists in cosine distance (= the h largest cosines). Negative cosine
-    similarities inside the mask are clipped to 0 [ours]: the paper does not say, and a weight matrix must be
-    non-negative (negative entries would make 𝐋(W) indefinite and break O_dist^(L) as a distance penalty).
-    Rows of X must be non-zero.
+    similarities inside the mask are clipped to 0 (the paper does not say; a weight matrix must be non-negative,
+    otherwise 𝐋(W) is indefinite and O_dist^(L) is no distance penalty). Rows of X must be non-zero.
     """
     X = _check_X(X)
     l = X.shape[0]
     ind, dist = nearest_neighbors(
         X, n_neighbors, metric="cosine", method=method, random_state=random_state, n_jobs=n_jobs
     )
-    S = np.maximum(1.0 - dist, 0.0)
-    return symmetrize_normalize(_or_mask(_knn_matrix(ind, S, l)))
+    S = _or_mask(_knn_matrix(ind, np.maximum(1.0 - dist, 0.0), l))
+    S.eliminate_zeros()
+    return S
 
 
 KINDS: dict[str, Callable[..., sp.csr_matrix]] = {

@@ -1,4 +1,4 @@
-"""Sample-to-cohort confidence matrix R (l x c), paper Eqs. 9-12 (spec section 2.2).
+"""Sample-to-cohort confidence matrix R (l x c), COVA Eqs. 9–12 (Sec. 3.1.3).
 
 Conventions
 -----------
@@ -91,7 +91,7 @@ def _check_R(R: ArrayLike, y: np.ndarray, name: str = "R") -> np.ndarray:
 
 
 def label_matrix(labels: ArrayLike, n_cohorts: int | None = None) -> sp.csr_matrix:
-    """Sparse l x c cohort indicator Y with y_ij = 1 iff sample i is in cohort j (spec section 1, "Y").
+    """Sparse l x c cohort indicator Y with y_ij = 1 iff sample i is in cohort j (COVA Sec. 3.1, "Y").
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ def similarity_to_centres(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None
     """Eq. 9 with the max-subtracted Euclidean similarity.
 
     r_ij = r(x_i, mu_j) with mu_j the mean of cohort j and
-    s_ij = max_{i', j'} ||x_{i'} - mu_{j'}|| - ||x_i - mu_j|| (spec section 2.2, [assumption] for "Euclidean" setups).
+    s_ij = max_{i', j'} ||x_{i'} - mu_{j'}|| - ||x_i - mu_j|| (COVA Sec. 3.1.3; our reading for "Euclidean" setups).
 
     Returns the dense (l, c) similarity matrix (not normalised; its minimum entry is 0). Every cohort must be
     non-empty because its centre is otherwise undefined.
@@ -157,7 +157,7 @@ def _linear_map(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 
 def rescale(R: ArrayLike, labels: ArrayLike, lambda_p: float) -> np.ndarray:
-    """Eq. 11 with the spec's correction T38 (𝓛 acts on the masked entries only).
+    """Eq. 11 with 𝓛 applied to the masked entries only (docs/algorithms.md).
 
     - lambda_p = 0:  R <- R ∘ Y.
     - lambda_p > 0:  own-cohort entries {r_ij : y_i = j} are mapped linearly from their global [min, max] onto
@@ -193,7 +193,7 @@ def probability_confidence(
     p_j is a density fitted per cohort j to its own-cohort similarities {s_tj : y_t = j}, with mean mu_j and standard
     deviation sigma_j (ddof = 1). With z = (s - mu_j) / sigma_j:
 
-    - ``"normal"`` (default, spec [assumption]): peak-normalised normal pdf, p = exp(-z²/2) ∈ (0, 1];
+    - ``"normal"`` (default, our choice): peak-normalised normal pdf, p = exp(-z²/2) ∈ (0, 1];
     - ``"student_t"``: peak-normalised Student-t pdf with nu = n_j - 1, p = (1 + z²/nu)^(-(nu+1)/2);
     - ``"raw"`` (ablation): the raw normal pdf, exp(-z²/2) / (sigma_j sqrt(2 pi)) (unit-dependent);
     - ``"cdf"`` (ablation): the normal CDF Φ(z) (larger similarity -> larger confidence).
@@ -252,7 +252,7 @@ def confidence_matrix(
     density: Literal["normal", "student_t", "raw", "cdf"] = "normal",
     n_cohorts: int | None = None,
 ) -> np.ndarray:
-    """Build the confidence matrix R (l x c), normalised to unit total sum (spec section 2.2).
+    """Build the confidence matrix R (l x c), normalised to unit total sum (COVA Sec. 3.1.3).
 
     kind
         ``"eq10"``: :func:`graph_confidence` of W (no masking, no rescaling);

@@ -1,7 +1,7 @@
 """Cohort prototypes Υ (c x k): cohort means, classical MDS, small-c exact t-SNE and symmetric SNE, Laplacian
-eigenmaps, ring, given (spec section 2.4, 7).
+eigenmaps, ring, given (COVA Sec. 3.1.2, Eqs. 4–6; App. H.7 and Table H.2).
 
-Scale convention (spec section 2.4 [assumption]): every generated prototype set except the raw cohort means is
+Scale convention (ours; the paper gives no scale): every generated prototype set except the raw cohort means is
 centred and rescaled to RMS radius rho (sqrt(mean_j ||upsilon_j||²) = rho, rho = 3 by default) by
 :func:`normalize_prototypes`. The generators themselves (:func:`classical_mds`, :func:`tsne_prototypes`,
 :func:`sne_prototypes`, :func:`laplacian_prototypes`) return raw
@@ -10,9 +10,8 @@ coordinates; :func:`make_prototypes` applies the convention.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -105,7 +104,7 @@ def classical_mds(D: ArrayLike, n_components: int = 2) -> np.ndarray:
 
 
 def similarity_to_distance(S: ArrayLike) -> np.ndarray:
-    """Turn a cohort similarity into a distance for MDS (spec T35): d_ij = max_{i' != j'} s_i'j' - s_ij, d_ii = 0.
+    """Turn a cohort similarity into a distance for MDS (Eq. 6 yields a similarity; docs/algorithms.md): d_ij = max_{i' != j'} s_i'j' - s_ij, d_ii = 0.
 
     The symmetrised similarity is used; the diagonal of S is ignored. [assumption, ours] the max-subtraction mirrors
     the "max-subtracted" conversion used between distances and similarities elsewhere in the paper (H.1).
@@ -127,7 +126,7 @@ def similarity_to_distance(S: ArrayLike) -> np.ndarray:
 # Written by hand because c is tiny (6-80 cohorts): openTSNE and sklearn's TSNE calibrate P by perplexity
 # (default 30, needing > 3*perplexity points), which is impossible or meaningless for a handful of cohorts, and
 # they do not accept an arbitrary precomputed joint affinity. Here P is taken directly from the cohort
-# similarity (spec section 2.4), and the optimiser follows van der Maaten & Hinton (2008) exactly in O(c²).
+# similarity (COVA Eqs. 4–6), and the optimiser follows van der Maaten & Hinton (2008) exactly in O(c²).
 
 
 def _tsne_kl_and_grad(Y: np.ndarray, P: np.ndarray) -> tuple[float, np.ndarray]:
@@ -197,7 +196,7 @@ def tsne_prototypes(
     n_iter: int = 1000,
     learning_rate: float | Literal["auto"] = "auto",
 ) -> np.ndarray:
-    """Exact small-c t-SNE of a cohort proximity matrix (spec section 2.4).
+    """Exact small-c t-SNE of a cohort proximity matrix (COVA Sec. 3.1.2: prototypes by t-SNE).
 
     - ``kind="similarity"``: P = M symmetrised, zero diagonal, divided by its sum (no perplexity calibration).
     - ``kind="distance"``: M is first turned into a Gaussian similarity with sigma = median off-diagonal distance
@@ -206,10 +205,10 @@ def tsne_prototypes(
       iterations; momentum 0.5, then 0.8 from iteration 250; learning rate ``"auto"`` = max(c/12, 10) or a
       given positive float; delta-bar-delta gains (+0.2 on sign change, x0.8 otherwise, floor 0.01); the embedding is
       re-centred after each step; ``n_iter`` iterations, no early stopping.
-    - Deviation from the spec's rate max(c/12, 50): for c <~ 12 a rate of 50 throws the points far apart during
+    - Learning rate: the usual max(c/12, 50) fails for small c: for c <~ 12 a rate of 50 throws the points far apart during
       early exaggeration, where the Student-t gradients vanish, so the run freezes at a KL 8-35x above the optimum
       found by L-BFGS or by a rate of 10 (e.g. c = 12 random centres: KL 0.19 vs 0.005). For c >= 20 the rate
-      makes no difference, so "auto" uses max(c/12, 10) (docs/decisions.md); pass 50.0 for the spec's schedule.
+      makes no difference, so "auto" uses max(c/12, 10) (docs/decisions.md); pass 50.0 for the usual schedule.
     - ``n_seeds`` independent runs with seeds spawned from ``np.random.SeedSequence(random_state)``; the run with
       the lowest final KL(P||Q) is returned (first on ties). Same ``random_state`` -> identical output.
 
@@ -275,13 +274,13 @@ def sne_prototypes(
     n_iter: int = 1000,
     learning_rate: float | Literal["auto"] = "auto",
 ) -> np.ndarray:
-    """Exact small-c symmetric SNE (Gaussian output kernel) of a cohort proximity matrix (spec section 2.4, H.7).
+    """Exact small-c symmetric SNE (Gaussian output kernel) of a cohort proximity matrix (COVA App. H.7).
 
     Identical to :func:`tsne_prototypes` (same P from ``M``/``kind``, same optimiser schedule, seeding and
     best-KL-of-``n_seeds`` selection) except that the output kernel is Gaussian, qt_ij = exp(-||y_i - y_j||²), with
     gradient 4 sum_j (p_ij - q_ij)(y_i - y_j) (:func:`_sne_kl_and_grad`), and that ``learning_rate="auto"`` is 1.0:
     the SNE gradient lacks t-SNE's qt_ij damping, so the t-SNE rate max(c/12, 10) makes the gains-accelerated
-    iteration diverge (overflow) already for c = 8; rates 0.5-4 reach the same KL (c = 8 and 60 checked) [ours].
+    iteration diverge (overflow) already for c = 8; rates 0.5-4 reach the same KL (c = 8 and 60 checked; the paper gives no rate).
     Returns raw (centred, unscaled) coordinates (c, n_components). A single cohort returns zeros.
     """
     return _embed_best_of_seeds(
@@ -293,7 +292,7 @@ def sne_prototypes(
 def laplacian_prototypes(
     M: ArrayLike, *, kind: Literal["similarity", "distance"] = "similarity", n_components: int = 2
 ) -> np.ndarray:
-    """Laplacian eigenmaps (Belkin & Niyogi 2003) of a cohort proximity matrix (spec section 2.4, H.7).
+    """Laplacian eigenmaps (Belkin & Niyogi 2003) of a cohort proximity matrix (COVA App. H.7).
 
     - Affinity S: ``kind="similarity"``: M symmetrised with zero diagonal; ``kind="distance"``:
       :func:`cova.cohorts.proximity.gaussian_similarity` of M (median sigma). S must be non-negative and every
@@ -325,7 +324,7 @@ def laplacian_prototypes(
 
 
 def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
-    """Ring prototypes (spec section 7, Table H.2, ours): upsilon_j = rho (cos 2 pi j / c, sin 2 pi j / c), j = 0..c-1.
+    """Ring prototypes (COVA Table H.2's hand-placed prototypes, our choice of placement): upsilon_j = rho (cos 2 pi j / c, sin 2 pi j / c), j = 0..c-1.
 
     For c >= 2 the ring is centred with RMS radius exactly rho.
     """
@@ -339,7 +338,7 @@ def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
 
 
 def randomize_prototypes(P: ArrayLike, fraction: float, random_state: int = 0) -> np.ndarray:
-    """Random prototypes (COVA Fig. 4, spec §2.4 [assumption]): replace ``m = floor(fraction·c + 0.5)`` rows of Υ,
+    """Random prototypes (COVA Fig. 4; the sampling scheme is ours): replace ``m = floor(fraction·c + 0.5)`` rows of Υ,
     chosen uniformly without replacement, by points drawn uniformly in the axis-aligned bounding box of Υ (the
     original rows' per-coordinate min and max). Seeded by ``random_state`` (a stream separate from the prototype
     generator's). The result is not re-centred or rescaled (it stays inside the box). ``fraction`` 0 returns a copy.
@@ -397,7 +396,7 @@ def make_prototypes(
     "centres_gaussian" / "pairs" / "centroid_cosine", W for "graph", ``matrix`` and ``matrix_kind`` for "given", ``relations`` for "citation",
     ``graph_neighbors`` for "cluster_graph"). Every kind except "means" is centred and rescaled to RMS radius ``rho``.
     ``random_fraction`` > 0 then replaces that fraction of the rows by random points (:func:`randomize_prototypes`,
-    COVA Fig. 4, spec §2.4), seeded by ``random_state``.
+    COVA Fig. 4), seeded by ``random_state``.
     """
     if kind not in PROTOTYPE_KINDS:
         raise ValueError(f"prototype kind must be one of {list(PROTOTYPE_KINDS)}, got {kind!r}")

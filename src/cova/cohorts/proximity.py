@@ -1,4 +1,4 @@
-"""Cohort proximity (c x c), the input to prototype generation: paper Eqs. 4-6 (spec section 2.3).
+"""Cohort proximity (c x c), the input to prototype generation: COVA Eqs. 4–6 (Sec. 3.1.2).
 
 Every function returns a dense c x c float64 array (c is small). Graph-based proximities use only sparse products
 YᵀWY with the sparse l x c indicator Y, and the sample-pair distances of Eq. 4 are accumulated over row blocks
@@ -16,7 +16,6 @@ from scipy.spatial.distance import cdist
 
 from ..affinity.graphs import knn_graph
 from ..checks import check_square
-
 from .confidence import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
 
 __all__ = [
@@ -97,12 +96,12 @@ def pair_distances(
 
 
 def centroid_cosine(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
-    """Cosine similarity between cohort means, s_ij = max(0, mu_i·mu_j / (||mu_i|| ||mu_j||)) (spec 2.3, H.4).
+    """Cosine similarity between cohort means, s_ij = max(0, mu_i·mu_j / (||mu_i|| ||mu_j||)) (COVA H.4).
 
     A similarity. Negative cosines (possible for centred or signed features; not for the raw non-negative word
     counts of H.4) are clipped to 0 so the result is a valid non-negative affinity for t-SNE / SNE / Laplacian
-    eigenmaps [ours]. The diagonal is 1 (consumers zero it). Every cohort must be non-empty and no cohort mean may
-    be the zero vector (its cosine is undefined).
+    eigenmaps (our clipping; the paper does not say). The diagonal is 1 (consumers zero it). Every cohort must be
+    non-empty and no cohort mean may be the zero vector (its cosine is undefined).
     """
     y, c = _check_labels(labels, n_cohorts)
     X = _check_X(X, y.shape[0])
@@ -148,7 +147,7 @@ def check_given_matrix(matrix: ArrayLike | None, c: int, matrix_kind: str = "dis
 def gaussian_similarity(D: ArrayLike, sigma: float | None = None) -> np.ndarray:
     """Gaussian similarity S = exp(-D² / (2 sigma²)) of a distance matrix, with zero diagonal.
 
-    ``sigma`` defaults to the median of the off-diagonal entries of D (spec section 2.4 [assumption]). Used for the
+    ``sigma`` defaults to the median of the off-diagonal entries of D (our choice; the paper gives no σ). Used for the
     Cylinder2 prototypes ("Gaussian similarity matrix computed between the cohort centers") and to turn a distance
     into a t-SNE affinity. A 1 x 1 input returns [[0.]].
     """
@@ -175,7 +174,7 @@ def gaussian_similarity(D: ArrayLike, sigma: float | None = None) -> np.ndarray:
 def graph_similarity(W: ArrayLike | sp.spmatrix, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
     """Eq. 6: S_D = (YᵀWY) ⊘ (n nᵀ), i.e. s_ij = (1/(n_i n_j)) sum_{y_s = i, y_t = j} w_st.
 
-    Although Eq. 6 writes "d_ij <-", this is an average *weight*, i.e. a similarity (spec T35). The diagonal (average
+    Although Eq. 6 writes "d_ij <-", this is an average *weight*, i.e. a similarity (docs/algorithms.md). The diagonal (average
     within-cohort weight) is kept as Eq. 6 defines it; consumers such as t-SNE zero it. Entries involving an empty
     cohort (only with an explicit ``n_cohorts``) are 0. Computed with sparse products only: O(nnz(W)) time, O(l + c²)
     extra memory.
@@ -192,10 +191,10 @@ def graph_similarity(W: ArrayLike | sp.spmatrix, labels: ArrayLike, n_cohorts: i
 
 
 def citation_similarity(theta: ArrayLike | sp.spmatrix, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:
-    """Citation similarity of Cora's Fig. 9 (spec §2.3): s_ij = 0.5/(n_i + n_j) · Σ_{y_p=i} Σ_{y_q=j} (θ_pq + θ_qp).
+    """Citation similarity of Cora's Fig. 9: s_ij = 0.5/(n_i + n_j) · Σ_{y_p=i} Σ_{y_q=j} (θ_pq + θ_qp).
 
     ``theta`` is the (l, l) directed citation matrix (θ[citing, cited] = 1). The normaliser is **n_i + n_j**, as
-    printed (not n_i n_j); the spec copies it exactly. The result is symmetric and non-negative; its diagonal (the
+    printed (not n_i n_j); we follow it exactly. The result is symmetric and non-negative; its diagonal (the
     within-cohort citation density) is kept, consumers zero it.
     """
     y, c = _check_labels(labels, n_cohorts)
@@ -209,7 +208,7 @@ def citation_similarity(theta: ArrayLike | sp.spmatrix, labels: ArrayLike, n_coh
 
 
 def cluster_graph(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None, n_neighbors: int = 2) -> np.ndarray:
-    """Binary cohort graph of Cora's 20 clusters (H.3, spec §2.3): A_ij = 1 iff j is among the ``n_neighbors`` most
+    """Binary cohort graph of Cora's 20 clusters (H.3): A_ij = 1 iff j is among the ``n_neighbors`` most
     cosine-similar cohort centres of i, or i among those of j. A similarity with zero diagonal (ties: lower index)."""
     S = centroid_cosine(X, labels, n_cohorts)
     c = S.shape[0]

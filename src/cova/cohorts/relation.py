@@ -1,11 +1,11 @@
-"""Relation features F for the projection models and compacted features S̃Y_pM⁻¹ (spec §2.5, §2.6).
+"""Relation features F for the projection models and compacted features S̃Y_pM⁻¹ (COVA Sec. 3.2, footnote 5).
 
 - :func:`relation_features` / :class:`RelationFeatures`: ``F_ij = exp(−‖x_i − q_j‖² / (2σ_F²))`` to k̃ sample
   prototypes q_j drawn uniformly without replacement from the training set (COVA Sec. 3.2, H.1; F = [φ_r(x_1) ..
   φ_r(x_l)]ᵀ, l×k̃). σ_F is not given in the paper: the default is the median of all ‖x_i − q_j‖ [assumption,
-  spec §2.5]. F is **not** centred (centring lost the offset direction and cut P1's S_c on Compound from 78% to
-  32%, spec §2.5 [ours]). New samples are mapped with the same q_j and σ_F (out-of-sample, footnote 4).
-- :func:`compacted_features`: the general ``X_c = S̃ Y_p M⁻¹`` of footnote 5 / H.3 / H.4 / H.6 (spec §2.6, T37).
+  our choice]. F is **not** centred (centring lost the offset direction and cut P1's S_c on Compound from 78% to
+  32%). New samples are mapped with the same q_j and σ_F (out-of-sample, footnote 4).
+- :func:`compacted_features`: the general ``X_c = S̃ Y_p M⁻¹`` of footnote 5 / H.3 / H.4 / H.6 (docs/algorithms.md).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _check_matrix(X: ArrayLike, name: str = "X") -> np.ndarray:
 
 def resolve_n_prototypes(n_prototypes: int | float, n_samples: int) -> int:
     """The number k̃ of sample prototypes: an int is capped at l (all samples when l ≤ k̃, as for Compound's 399 <
-    500, spec §2.5); a float in (0, 1] is a fraction of l, ``max(1, round(fraction·l))`` (Cora: 15% → 406)."""
+    500); a float in (0, 1] is a fraction of l, ``max(1, round(fraction·l))`` (Cora: 15% → 406)."""
     if isinstance(n_prototypes, bool):
         raise ValueError(f"n_prototypes must be a positive int or a fraction in (0, 1], got {n_prototypes!r}")
     if isinstance(n_prototypes, (int, np.integer)):
@@ -100,13 +100,13 @@ def _median_distance(X: np.ndarray, Q: np.ndarray, d2: np.ndarray | None = None)
 def relation_features(X: ArrayLike, n_prototypes: int | float = 500, sigma: float | None = None,
                       random_state: int | np.random.Generator | None = 0
                       ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Relation features F (l×k̃) of COVA Sec. 3.2 with Gaussian r (spec §2.5).
+    """Relation features F (l×k̃) of COVA Sec. 3.2 with Gaussian r.
 
     Parameters
     ----------
     X : (l, d) training data.
     n_prototypes : k̃; an int (capped at l) or a fraction of l in (0, 1] (see :func:`resolve_n_prototypes`).
-    sigma : kernel width σ_F; ``None`` = the median of all ‖x_i − q_j‖ [assumption, spec §2.5].
+    sigma : kernel width σ_F; ``None`` = the median of all ‖x_i − q_j‖ [our choice; the paper gives none].
     random_state : seed of the draw of the sample prototypes (uniform, without replacement).
 
     Returns
@@ -134,7 +134,7 @@ def relation_features(X: ArrayLike, n_prototypes: int | float = 500, sigma: floa
 
 
 class RelationFeatures(TransformerMixin, BaseEstimator):
-    """Relation-feature transformer φ_r (spec §2.5): ``fit`` draws the q_j and σ_F on training data,
+    """Relation-feature transformer φ_r (COVA Sec. 3.2): ``fit`` draws the q_j and σ_F on training data,
     ``transform`` maps any X to ``[r(x, q_1) .. r(x, q_k̃)]`` with the *same* q_j and σ_F (footnote 4).
 
     Attributes after ``fit``: ``q_indices_`` (rows of the training X), ``sample_prototypes_`` (k̃, d),
@@ -186,7 +186,7 @@ def _top_h_mask(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, h: int) 
 
 def compacted_features(S: ArrayLike | sp.spmatrix, labels_rep: ArrayLike, n_neighbors: int | None = None, *,
                        n_cohorts: int | None = None, self_indices: ArrayLike | None = None) -> np.ndarray:
-    """Compacted features ``X_c = S̃ Y_p M⁻¹`` (l×c), the general form of footnote 5 (spec §2.6).
+    """Compacted features ``X_c = S̃ Y_p M⁻¹`` (l×c), the general form of footnote 5.
 
     Parameters
     ----------
@@ -205,7 +205,7 @@ def compacted_features(S: ArrayLike | sp.spmatrix, labels_rep: ArrayLike, n_neig
     -------
     (l, c) dense array: entry (i, j) = the similarity mass from x_i to its neighbouring representatives of cohort
     j divided by the number of cohort-j representatives M_jj (the formula, not the footnote's "average over the
-    neighbours", spec T37). Every cohort must have at least one representative (M invertible). Apply
+    neighbours"; docs/algorithms.md). Every cohort must have at least one representative (M invertible). Apply
     :func:`relation_features` to the result for F = φ_r(X_c) (footnote 5).
     """
     y, c = _check_labels(labels_rep, n_cohorts)

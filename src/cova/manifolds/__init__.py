@@ -15,8 +15,16 @@ from . import noncompact_stiefel, stiefel
 from .base import FunctionManifold, Manifold
 from .euclidean import Euclidean
 from .noncompact_stiefel import NoncompactStiefel
-from .optimize import (GAINS_RULES, OptimizeResult, batch_inputs, euclidean_projection, momentum_gradient_descent,
-                       riemannian_gradient_descent, sgd_batches, update_gains)
+from .optimize import (
+                       GAINS_RULES,
+                       OptimizeResult,
+                       batch_inputs,
+                       euclidean_projection,
+                       momentum_gradient_descent,
+                       riemannian_gradient_descent,
+                       sgd_batches,
+                       update_gains,
+)
 from .sphere import Sphere
 from .stiefel import Stiefel
 

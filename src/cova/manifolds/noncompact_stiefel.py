@@ -1,4 +1,4 @@
-"""The noncompact Stiefel manifold R_*^{l×k} = {Z ∈ R^{l×k} : rank Z = k} (COVA Sec. 3.1.4, Table F.1, spec §3.3).
+"""The noncompact Stiefel manifold R_*^{l×k} = {Z ∈ R^{l×k} : rank Z = k} (COVA Sec. 3.1.4, Table F.1).
 
 It is an open subset of R^{l×k}: the tangent space is all of R^{l×k} and the Riemannian gradient (Euclidean
 metric) is the Euclidean gradient. The retraction is ``Z + ξ``, repaired by an SVD when the sum loses rank.
@@ -10,7 +10,7 @@ import numpy as np
 
 from .base import Manifold
 
-#: Lifted singular values are set to this multiple of max(σ_max, 1) (spec §3.3 [assumption]).
+#: Lifted singular values are set to this multiple of max(σ_max, 1) (our choice; the paper does not repair rank).
 LIFT = 1e-8
 
 
@@ -20,12 +20,12 @@ def project_tangent(Z: np.ndarray, xi: np.ndarray) -> np.ndarray:
 
 
 def rank_threshold(sigma_max: float, shape: tuple[int, int]) -> float:
-    """τ = max(l, k)·ε_mach·max(σ_max, 1): singular values at or below τ count as zero (spec §3.3)."""
+    """τ = max(l, k)·ε_mach·max(σ_max, 1): singular values at or below τ count as zero (numerical rank)."""
     return max(shape) * np.finfo(float).eps * max(float(sigma_max), 1.0)
 
 
 def retract(Z: np.ndarray, xi: np.ndarray, *, check_rank: bool = True) -> np.ndarray:
-    """Retraction R_Z(ξ) of spec §3.3 (Table F.1 step 4, with T24's missing Z_i restored).
+    """Retraction R_Z(ξ) (Table F.1 step 4, whose printed update lacks the Z_i term; docs/algorithms.md).
 
     Returns ``Z + ξ``. With ``check_rank`` the singular values σ of ``Z + ξ`` are computed; every σ ≤ τ
     (:func:`rank_threshold`) is lifted to ``1e-8·max(σ_max, 1)`` and the matrix rebuilt from its thin SVD, so the

@@ -1,4 +1,4 @@
-"""The Stiefel manifold St(k̃, k) = {U ∈ R^{k̃×k} : UᵀU = I_k} (COVA Sec. 3.2.1, Appendix B, spec §3.4).
+"""The Stiefel manifold St(k̃, k) = {U ∈ R^{k̃×k} : UᵀU = I_k} (COVA Sec. 3.2.1, Appendix B).
 
 Embedded metric ⟨ξ, η⟩ = tr(ξᵀη); the Riemannian gradient is the tangent projection of the Euclidean gradient.
 """
@@ -16,7 +16,7 @@ def sym(A: np.ndarray) -> np.ndarray:
 
 
 def project_tangent(U: np.ndarray, xi: np.ndarray) -> np.ndarray:
-    """P_U(ξ) = (I_k̃ − UUᵀ)ξ + U skew(Uᵀξ) = ξ − U sym(Uᵀξ) (Eq. 16 = B.14; B.14's I_{k×k} is I_{k̃×k̃}, spec T19).
+    """P_U(ξ) = (I_k̃ − UUᵀ)ξ + U skew(Uᵀξ) = ξ − U sym(Uᵀξ) (Eq. 16 = B.14; B.14's I_{k×k} is I_{k̃×k̃}).
 
     The result satisfies ``UᵀP + PᵀU = 0`` and P_U∘P_U = P_U. Cost O(k̃k²).
     """
@@ -32,7 +32,7 @@ def _qf(A: np.ndarray) -> np.ndarray:
 
 
 def retract_qr(U: np.ndarray, xi: np.ndarray) -> np.ndarray:
-    """QR retraction qf(U + ξ) of Eq. 17, with the sign fix diag(R) > 0 (spec §3.4).
+    """QR retraction qf(U + ξ) of Eq. 17, with the sign fix diag(R) > 0.
 
     numpy's Householder QR may return negative diagonals of R; without the fix R_U(0) ≠ U (e.g. for U = −U₀)
     and columns flip sign between iterations.
@@ -43,7 +43,7 @@ def retract_qr(U: np.ndarray, xi: np.ndarray) -> np.ndarray:
 def retract_polar(U: np.ndarray, xi: np.ndarray) -> np.ndarray:
     """Polar retraction (U + ξ)(I_k + ξᵀξ)^{−1/2} = A Bᵀ, where U + ξ = AΣBᵀ is the thin SVD.
 
-    Eq. 18 prints the exponent +1/2; B.17 has the correct −1/2 (spec T12, T39). The closed form with ξᵀξ needs ξ
+    Eq. 18 prints the exponent +1/2; B.17 has the correct −1/2 (docs/algorithms.md). The closed form with ξᵀξ needs ξ
     tangent; A Bᵀ (the orthonormal polar factor) is used because it is orthonormal for any ξ.
     """
     A, _, Bt = np.linalg.svd(np.asarray(U, dtype=float) + xi, full_matrices=False)

@@ -272,7 +272,7 @@ class _CovaManifold(Embedder):
     optimizer : ``"armijo"`` (Table F.1: Armijo backtracking, ≈ 1.9 evaluations of f and its gradient per
         iteration, f non-increasing), ``"momentum"`` (t-SNE's scheme, one gradient evaluation per iteration:
         fixed learning rate, momentum 0.5 for the first ``min(250, max_iter // 4)`` iterations and 0.8 after,
-        delta-bar-delta gains; :func:`cova.manifolds.momentum_gradient_descent`; f is computed only every 100
+        openTSNE's delta-bar-delta gains; :func:`cova.manifolds.momentum_gradient_descent`; f is computed only every 100
         iterations and at the end, and may rise between them) or ``"auto"`` (default: ``"armijo"`` up to 5,000
         samples, so every result at the paper's sizes is unchanged, ``"momentum"`` above; E4, which has no
         O_KL^(L) term and is cheap, always resolves to ``"armijo"``).
@@ -367,7 +367,7 @@ class _CovaManifold(Embedder):
         if optimizer == "momentum":
             lr = Z0.shape[0] / 4.0 if self.learning_rate == "auto" else float(self.learning_rate)
             self.learning_rate_ = lr
-            res = momentum_gradient_descent(fun, Z0, learning_rate=lr,
+            res = momentum_gradient_descent(fun, Z0, learning_rate=lr, gains="offset",
                                             momentum_switch_iter=min(250, self.max_iter // 4), **common)
         else:
             res = riemannian_gradient_descent(fun, Z0, **common)

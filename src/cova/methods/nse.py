@@ -1,11 +1,12 @@
-"""Spectral baselines: normalised spectral embedding (NSE) and Laplacian eigenmaps (LE), both through scikit-learn.
+"""Spectral baselines: normalised spectral embedding (NSE) and Laplacian eigenmaps (LE), both through
+:func:`cova.affinity.graphs.spectral_embedding` (scikit-learn's solvers).
 
 * :class:`NSE` -- COVA Table 1 (footnote 1): "NSE employs P as its weight matrix from which the Laplacian is
   computed", P = the t-SNE joint P (PCA → 30 dimensions, perplexity 30). The embedding is
   ``sklearn.manifold.spectral_embedding(P, n_components=2, norm_laplacian=True, drop_first=True)`` (Ng, Jordan &
-  Weiss 2002 without the row normalisation, which is a clustering step; spec §8 [assumption]).
+  Weiss 2002 without the row normalisation, which is a clustering step; our reading of the footnote).
 * :class:`LaplacianEigenmaps` -- Belkin & Niyogi 2003 (LE, H.7 prototype generator and existing-method figures):
-  ``sklearn.manifold.SpectralEmbedding`` on the run's W (``affinity="precomputed"``) or on a kNN graph.
+  the same spectral embedding of the run's W, or ``sklearn.manifold.SpectralEmbedding`` of a kNN graph.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import scipy.sparse as sp
 from sklearn.manifold import SpectralEmbedding
 
 from ..affinity.graphs import spectral_embedding
-
 from ..affinity.weights import gaussian_perplexity
 from ..inputs import Inputs
 from .base import Embedder
@@ -37,8 +37,9 @@ def _check_solver(eigen_solver: str) -> None:
 def nse_embedding(P: Any, n_components: int = 2, *, eigen_solver: str = "arpack", random_state: int = 0) -> np.ndarray:
     """Normalised spectral embedding of the affinity ``P`` (symmetric, non-negative, l×l, sparse or dense).
 
-    :func:`cova.affinity.graphs.spectral_embedding`, i.e. ``sklearn.manifold.spectral_embedding(P, n_components=n_components, eigen_solver=eigen_solver,
-    random_state=random_state, norm_laplacian=True, drop_first=True)``: the eigenvectors of the normalised
+    :func:`cova.affinity.graphs.spectral_embedding`, i.e. ``sklearn.manifold.spectral_embedding(P,
+    n_components=n_components, eigen_solver=eigen_solver, random_state=random_state, norm_laplacian=True,
+    drop_first=True)``: the eigenvectors of the normalised
     Laplacian I − D^{-1/2} P D^{-1/2} with the smallest non-zero eigenvalues, rescaled by D^{-1/2} (the
     random-walk eigenvectors), the trivial one dropped. ``random_state`` seeds ARPACK's start vector, so the output
     is deterministic. A disconnected P triggers scikit-learn's warning and an ill-defined embedding.
@@ -48,7 +49,7 @@ def nse_embedding(P: Any, n_components: int = 2, *, eigen_solver: str = "arpack"
 
 
 class NSE(Embedder):
-    """Normalised spectral embedding of the t-SNE P (COVA Table 1, footnote 1; spec §8).
+    """Normalised spectral embedding of the t-SNE P (COVA Table 1, footnote 1).
 
     Parameters
     ----------
@@ -97,13 +98,14 @@ class NSE(Embedder):
 
 
 class LaplacianEigenmaps(Embedder):
-    """Laplacian eigenmaps (Belkin & Niyogi 2003) via ``sklearn.manifold.SpectralEmbedding``.
+    """Laplacian eigenmaps (Belkin & Niyogi 2003).
 
     Parameters
     ----------
-    affinity : ``"inputs"`` (default): ``SpectralEmbedding(affinity="precomputed")`` on the run's W (spec §8, H.7);
+    affinity : ``"inputs"`` (default): :func:`cova.affinity.graphs.spectral_embedding` of the run's W (what
+        ``SpectralEmbedding(affinity="precomputed")`` computes; COVA App. H.7);
         ``"knn"``: scikit-learn's symmetrised 0/1 kNN graph of X (``affinity="nearest_neighbors"``).
-    n_neighbors : 10, used by ``"knn"`` only [assumption: the papers give no value].
+    n_neighbors : 10, used by ``"knn"`` only (our choice: the papers give no value).
     n_components : 2. eigen_solver : ``"arpack"``. random_state : seed of the eigen-solver's start vector.
 
     scikit-learn's SpectralEmbedding uses the normalised Laplacian and returns D^{-1/2}-rescaled eigenvectors,
@@ -133,9 +135,8 @@ class LaplacianEigenmaps(Embedder):
     def fit(self, inputs: Inputs) -> "LaplacianEigenmaps":
         self._validate_params()
         if self.affinity == "inputs":
-            est = SpectralEmbedding(n_components=self.n_components, affinity="precomputed",
-                                    eigen_solver=self.eigen_solver, random_state=self.random_state)
-            Z = est.fit_transform(sp.csr_matrix(inputs.W))
+            Z = spectral_embedding(sp.csr_matrix(inputs.W), self.n_components, solver=self.eigen_solver,
+                                   random_state=self.random_state)
         else:
             k = int(self.n_neighbors)
             if k >= inputs.X.shape[0]:

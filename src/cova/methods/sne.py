@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
-from ..affinity.perplexity import conditional_probabilities
+from ..affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
 from ..affinity.weights import gaussian_perplexity
 from ..inputs import Inputs
 from ..manifolds import Euclidean, momentum_gradient_descent
@@ -89,20 +89,6 @@ def dense_sq_distances(X: np.ndarray) -> np.ndarray:
     return D
 
 
-def _offdiag(D: np.ndarray) -> np.ndarray:
-    """(l, l) → (l, l−1): drop the diagonal of every row."""
-    l = D.shape[0]
-    return D[~np.eye(l, dtype=bool)].reshape(l, l - 1)
-
-
-def _fill_offdiag(V: np.ndarray) -> np.ndarray:
-    """(l, l−1) → (l, l) with zero diagonal: the inverse of :func:`_offdiag`."""
-    l = V.shape[0]
-    out = np.zeros((l, l), dtype=np.float64)
-    out[~np.eye(l, dtype=bool)] = V.ravel()
-    return out
-
-
 def conditional_affinities(X: np.ndarray, perplexity: float = 30.0, neighbors: str = "all", *,
                            random_state: int = 0) -> np.ndarray:
     """Dense conditional P (row i = p_{·|i}, zero diagonal, rows sum to 1) of SNE (Hinton & Roweis 2002, Eq. 1).
@@ -117,9 +103,7 @@ def conditional_affinities(X: np.ndarray, perplexity: float = 30.0, neighbors: s
     X = np.ascontiguousarray(X, dtype=np.float64)
     l = X.shape[0]
     if neighbors == "all":
-        if not 0 < perplexity < l - 1:
-            raise ValueError(f"need 0 < perplexity < l − 1 = {l - 1}, got {perplexity}")
-        return _fill_offdiag(conditional_probabilities(_offdiag(dense_sq_distances(X)), perplexity))
+        return dense_conditional_probabilities(dense_sq_distances(X), perplexity)
     if neighbors == "knn":
         from ..affinity.knn import nearest_neighbors, pair_sq_distances
 
@@ -179,6 +163,24 @@ EXACT_SNE_CONSTRAINTS: dict[str, list] = {
 }
 
 
+def _descend(est: Any, inputs: Inputs, Xr: np.ndarray | None) -> Any:
+    """The common tail of :meth:`SNE.fit` and :meth:`ExactTSNE.fit`: P from ``est._affinities``, the reference
+    gradient descent on ``est.kl_and_gradient`` from the seeded start; sets ``learning_rate_``, ``embedding_`` and
+    ``kl_divergence_``."""
+    l = inputs.n_samples
+    P = est._affinities(inputs, Xr)
+    est.learning_rate_ = est._learning_rate(l)
+    Z, cost = _gradient_descent(
+        est.kl_and_gradient, P, _init(l, est.n_components, est.random_state), n_iter=est.max_iter,
+        learning_rate=est.learning_rate_, early_exaggeration=float(est.early_exaggeration),
+        early_exaggeration_iter=int(est.early_exaggeration_iter), momentum=est.momentum,
+        final_momentum=est.final_momentum, momentum_switch_iter=int(est.momentum_switch_iter),
+        min_gain=est.min_gain)
+    est.embedding_ = np.ascontiguousarray(Z)
+    est.kl_divergence_ = cost
+    return est
+
+
 def _init(l: int, n_components: int, random_state: int) -> np.ndarray:
     """Seeded random start N(0, 10⁻⁴ I) (standard deviation 10⁻², van der Maaten & Hinton 2008, Sec. 3.4)."""
     return np.random.default_rng(int(random_state)).normal(0.0, 1e-2, size=(l, int(n_components)))
@@ -202,7 +204,7 @@ class SNE(Embedder):
         (on the ⌊3·perplexity⌋ nearest neighbours).
     n_components : 2.
     max_iter : 1000 iterations of gradient descent (as drtoolbox's ``sne.m``).
-    learning_rate : η = 0.1 [ours] (``"auto"`` is accepted and means 0.1). The SNE gradient of one point is O(1)
+    learning_rate : η = 0.1 (our choice; ``"auto"`` is accepted and means 0.1). The SNE gradient of one point is O(1)
         (rows of P sum to 1), unlike t-SNE's O(1/l), so t-SNE's rates (≈ l/48) do not transfer. On 1,000 digits
         (PCA-30, perplexity 30), η = 0.05, 0.1 and 0.2 reached the same final cost; η = 1 diverged at l = 1,797
         (the attraction of "hub" points grows with their column sum Σ_j p_{i|j}). drtoolbox's ``sne.m`` uses
@@ -254,17 +256,7 @@ class SNE(Embedder):
         l = inputs.X.shape[0]
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = pca_reduce(inputs.X, self.n_pca)
-        P = self._affinities(inputs, Xr)
-        self.learning_rate_ = self._learning_rate(l)
-        Z, cost = _gradient_descent(
-            sne_kl_and_gradient, P, _init(l, self.n_components, self.random_state), n_iter=self.max_iter,
-            learning_rate=self.learning_rate_, early_exaggeration=float(self.early_exaggeration),
-            early_exaggeration_iter=int(self.early_exaggeration_iter), momentum=self.momentum,
-            final_momentum=self.final_momentum, momentum_switch_iter=int(self.momentum_switch_iter),
-            min_gain=self.min_gain)
-        self.embedding_ = np.ascontiguousarray(Z)
-        self.kl_divergence_ = cost
-        return self
+        return _descend(self, inputs, Xr)
 
 
 class ExactTSNE(Embedder):
@@ -336,14 +328,4 @@ class ExactTSNE(Embedder):
         l = inputs.n_samples
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = None if self.affinity == "inputs" else pca_reduce(inputs.X, self.n_pca)
-        P = self._affinities(inputs, Xr)
-        self.learning_rate_ = self._learning_rate(l)
-        Z, cost = _gradient_descent(
-            tsne_kl_and_gradient, P, _init(l, self.n_components, self.random_state), n_iter=self.max_iter,
-            learning_rate=self.learning_rate_, early_exaggeration=float(self.early_exaggeration),
-            early_exaggeration_iter=int(self.early_exaggeration_iter), momentum=self.momentum,
-            final_momentum=self.final_momentum, momentum_switch_iter=int(self.momentum_switch_iter),
-            min_gain=self.min_gain)
-        self.embedding_ = np.ascontiguousarray(Z)
-        self.kl_divergence_ = cost
-        return self
+        return _descend(self, inputs, Xr)

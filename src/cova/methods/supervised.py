@@ -1,7 +1,7 @@
 """Supervised SNE / t-SNE / NSE by the "linearly supervised distance transformation" of Kim et al. 2015 [23]
-(COVA footnote 1, Table 1, Table 4, Fig. 5; spec §6.1, §8, §10.D.3).
+(COVA footnote 1, Table 1, Table 4, Fig. 5).
 
-The transform (spec §8, [ours] check of Table 1): reduce X by PCA to ``n_pca = 30`` dimensions (skipped if
+The transform (our reading of [23], checked against COVA Table 1): reduce X by PCA to ``n_pca = 30`` dimensions (skipped if
 d ≤ 30), then **multiply the squared distance of every same-class pair by λ** (i.e. shrink distances by √λ)
 *before* the perplexity calibration, and build the t-SNE joint P from the shrunken distances:
 
@@ -9,8 +9,8 @@ d ≤ 30), then **multiply the squared distance of every same-class pair by λ**
     p_{j|i} ∝ exp(−β_i d'²_ij) with β_i calibrated to the perplexity;   P = (P_cond + P_condᵀ)/(2l).
 
 λ = 1 is the unsupervised P; 0 < λ < 1 is the paper's range. The ablation ``mode="p_shrink"`` instead applies
-COVA Eq. 3 to the unsupervised P (every inter-class p_ij multiplied by λ, then renormalised to unit sum); spec
-§6.1 found it too weak to reproduce Table 1.
+COVA Eq. 3 to the unsupervised P (every inter-class p_ij multiplied by λ, then renormalised to unit sum); it
+turned out too weak to reproduce Table 1.
 
 Candidate set. The sparse P keeps, for every i, its ``n_neighbors`` (default ⌊3·perplexity⌋) nearest neighbours
 **under the shrunken metric d'** -- found by an exact blocked search over the PCA space (rows in blocks of
@@ -32,7 +32,7 @@ import openTSNE
 import scipy.sparse as sp
 
 from ..affinity.knn import _check_X, pair_sq_distances
-from ..affinity.perplexity import conditional_probabilities
+from ..affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
 from ..affinity.weights import gaussian_perplexity, supervised_shrink
 from ..checks import check_label_vector
 from ..inputs import Inputs
@@ -78,7 +78,7 @@ def _check_lam(lam: Any, mode: str) -> float:
 def shrunk_neighbors(X: np.ndarray, labels: np.ndarray, lam: float, n_neighbors: int, *,
                      block_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``n_neighbors`` nearest neighbours of every sample (self excluded) under the shrunken squared distance
-    d'²_ij = λ^[y_i = y_j]·‖x_i − x_j‖² (Kim et al. 2015; spec §8), by a blocked brute-force scan.
+    d'²_ij = λ^[y_i = y_j]·‖x_i − x_j‖² (Kim et al. 2015), by a blocked brute-force scan.
 
     Returns (indices (l, k) int64, d'² (l, k) float64), each row sorted by (d'², index); d'² is recomputed by direct
     differences for the selected pairs. O(l²d) time, O(block_rows·l) memory.
@@ -126,7 +126,7 @@ def shrunk_neighbors(X: np.ndarray, labels: np.ndarray, lam: float, n_neighbors:
 def supervised_affinities(X: np.ndarray, labels: np.ndarray, lam: float, perplexity: float = 30.0,
                           mode: str = "distance", *, n_pca: int | None = 30, n_neighbors: int | None = None,
                           random_state: int = 0) -> sp.csr_matrix:
-    """Supervised t-SNE joint P (sparse CSR, symmetric, zero diagonal, unit sum; COVA footnote 1, spec §8).
+    """Supervised t-SNE joint P (sparse CSR, symmetric, zero diagonal, unit sum; COVA footnote 1).
 
     Parameters
     ----------
@@ -181,14 +181,9 @@ def supervised_conditional_dense(X: np.ndarray, labels: np.ndarray, lam: float, 
                              "other classes); use λ > 0")
         return P / s
     if neighbors == "all":
-        if not 0 < perplexity < l - 1:
-            raise ValueError(f"need 0 < perplexity < l − 1 = {l - 1}, got {perplexity}")
         D = dense_sq_distances(X)
         D[y[:, None] == y[None, :]] *= lam
-        off = ~np.eye(l, dtype=bool)
-        P = np.zeros((l, l), dtype=np.float64)
-        P[off] = conditional_probabilities(D[off].reshape(l, l - 1), perplexity).ravel()
-        return P
+        return dense_conditional_probabilities(D, perplexity)
     if neighbors == "knn":
         k = min(l - 1, int(3 * perplexity))
         if not 0 < perplexity < k:
@@ -239,7 +234,7 @@ class SupervisedTSNE(Embedder):
     perplexity : 30. n_pca : 30 (``None`` skips the PCA).
     max_iter, early_exaggeration_iter, learning_rate, dof, negative_gradient_method : openTSNE's (500, 250, "auto",
         1, "auto"), as in :class:`cova.methods.tsne.TSNE` (``max_iter`` is openTSNE's ``n_iter``).
-    init : ``"random"`` (default; spec §8's 2008-style random start, openTSNE's N(0, 10⁻⁸ I)) or
+    init : ``"random"`` (default; the 2008-style random start of van der Maaten & Hinton, openTSNE's N(0, 10⁻⁸ I)) or
         ``"pca"`` (openTSNE's scaled PCA of the reduced X).
     random_state : seed of the initialisation and of openTSNE. n_jobs : openTSNE threads (results do not depend
         on it).

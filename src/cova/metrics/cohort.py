@@ -21,7 +21,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..affinity.graphs import knn_graph
-
 from .neighborhood import (
     EXACT_MAX_DIM,
     _as_matrix,

@@ -52,9 +52,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from ..affinity.perplexity import (ENTROPY_MAX_ITER, ENTROPY_TOL, calibrate_precisions,
-                                   log_conditional_probabilities)
-
+from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
 from .neighborhood import (
     _as_matrix,
     _Blocks,

@@ -1,10 +1,21 @@
-"""COVA's rule-specific objectives (COVA Sec. 3.1, Appendix A), each returning (value, Euclidean gradient)."""
+"""Objectives, each returning (value, Euclidean gradient): the KL divergences of SNE, symmetric SNE and t-SNE
+(:mod:`.kl`) and COVA's rule-specific objectives (COVA Sec. 3.1, Appendix A)."""
 
 from .cohort import o_dist_c, o_kl_c
-from .local import (AUTO_EXACT_MAX_SAMPLES, REPULSION_METHODS, kl_entropy, kl_repulsion, o_dist_l, o_kl_l,
-                    o_kl_l_conditional, resolve_repulsion_method)
+from .kl import joint_kl_small, sne_kl_and_gradient, tsne_kl_and_gradient, tsne_kl_sparse
+from .local import (
+    AUTO_EXACT_MAX_SAMPLES,
+    REPULSION_METHODS,
+    kl_entropy,
+    kl_repulsion,
+    o_dist_l,
+    o_kl_l,
+    o_kl_l_conditional,
+    resolve_repulsion_method,
+)
 from .projection import objective_on_projection, project_gradient
 
 __all__ = ["o_dist_c", "o_kl_c", "o_dist_l", "o_kl_l", "o_kl_l_conditional", "kl_repulsion", "kl_entropy",
            "REPULSION_METHODS", "AUTO_EXACT_MAX_SAMPLES", "resolve_repulsion_method", "project_gradient",
-           "objective_on_projection"]
+           "objective_on_projection", "sne_kl_and_gradient", "tsne_kl_and_gradient", "joint_kl_small",
+           "tsne_kl_sparse"]

@@ -12,8 +12,17 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .kl import (AUTO_EXACT_MAX_SAMPLES, BH_THETA, BLOCK_ENTRIES, FFT_DEFAULTS, REPULSION_METHODS, kl_entropy,
-                 kl_repulsion, resolve_repulsion_method, tsne_kl_sparse)
+from .kl import (
+    AUTO_EXACT_MAX_SAMPLES,
+    BH_THETA,
+    BLOCK_ENTRIES,
+    FFT_DEFAULTS,
+    REPULSION_METHODS,
+    kl_entropy,
+    kl_repulsion,
+    resolve_repulsion_method,
+    tsne_kl_sparse,
+)
 from .threads import PARALLEL_MIN_WORK, kernel_threads
 
 __all__ = ["o_dist_l", "o_kl_l", "o_kl_l_conditional", "CONDITIONAL_MAX_SAMPLES", "AUTO_EXACT_MAX_SAMPLES",
