@@ -22,6 +22,7 @@ demo: $(STAMP)
 	@echo "HTML report: $(CURDIR)/results/report.html"
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/python -m pytest
 

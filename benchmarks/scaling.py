@@ -148,8 +148,8 @@ def run_step(step: str, n: int, args) -> dict:
     cache = Path(args.cache)
     info: dict = {}
     if step == "inputs":
-        from cova.inputs import build_inputs
         from cova.datasets.base import Dataset
+        from cova.inputs import build_inputs
 
         X, y, names, source = load_data(args.dataset, n, args.pca, args.seed)
         ds = Dataset(X, y, names)

@@ -21,8 +21,16 @@ from pathlib import Path
 import pytest
 
 from cova.datasets import fetch as fetch_mod
-from cova.datasets.fetch import (ENV_MIRROR, MANIFEST, ChecksumError, FetchError, default_mirrors, fetch,
-                                 fetch_file, sha256sum)
+from cova.datasets.fetch import (
+    ENV_MIRROR,
+    MANIFEST,
+    ChecksumError,
+    FetchError,
+    default_mirrors,
+    fetch,
+    fetch_file,
+    sha256sum,
+)
 from cova.datasets.sources import SOURCES, Source, read_sha256sums
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"  # shared/ beside the clone

@@ -24,7 +24,6 @@ from cova.metrics.retrieval import (
     trustworthiness_curve,
 )
 
-
 # ------------------------------------------------------------------------------------------------ references
 
 def _sqd(A: np.ndarray) -> np.ndarray:

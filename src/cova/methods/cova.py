@@ -16,13 +16,40 @@ from threadpoolctl import threadpool_limits
 from ..affinity import laplacian
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
-from ..manifolds import (NoncompactStiefel, Stiefel, batch_inputs, momentum_gradient_descent, noncompact_stiefel,
-                         riemannian_gradient_descent, sgd_batches, stiefel)
-from ..objectives import (AUTO_EXACT_MAX_SAMPLES, REPULSION_METHODS, kl_entropy, o_dist_c, o_dist_l, o_kl_c,
-                          o_kl_l, project_gradient, resolve_repulsion_method)
+from ..manifolds import (
+    NoncompactStiefel,
+    Stiefel,
+    batch_inputs,
+    momentum_gradient_descent,
+    noncompact_stiefel,
+    riemannian_gradient_descent,
+    sgd_batches,
+    stiefel,
+)
+from ..objectives import (
+    AUTO_EXACT_MAX_SAMPLES,
+    REPULSION_METHODS,
+    kl_entropy,
+    o_dist_c,
+    o_dist_l,
+    o_kl_c,
+    o_kl_l,
+    project_gradient,
+    resolve_repulsion_method,
+)
 from .base import DegenerateSolution, Embedder
-from .constraints import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, Interval,
-                          RealNotInt, StrOptions, integer)
+from .constraints import (
+    NON_NEGATIVE,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED_OR_NONE,
+    UNIT,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    integer,
+)
 
 log = logging.getLogger("cova")
 

@@ -33,8 +33,16 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from .base import Embedder, check_size
-from .constraints import (MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT,
-                          StrOptions)
+from .constraints import (
+    MAX_SAMPLES,
+    NON_NEGATIVE,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED_OR_NONE,
+    UNIT,
+    StrOptions,
+)
 from .nerv import mean_scaled_distances
 
 __all__ = ["LMDS", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]

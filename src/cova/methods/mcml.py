@@ -61,7 +61,6 @@ def mcml_objective(A: np.ndarray, X: np.ndarray, P0: np.ndarray) -> tuple[float,
     (BLAS; X should be centred to limit cancellation); the row minimum is subtracted before exponentiating.
     """
     X = np.asarray(X, dtype=np.float64)
-    l = X.shape[0]
     XA = X @ A
     g = np.einsum("ij,ij->i", XA, X)  # x_iᵀ A x_i
     D = g[:, None] + g[None, :] - 2.0 * (XA @ X.T)  # d^A_ij (symmetric A)

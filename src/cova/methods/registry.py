@@ -14,10 +14,10 @@ from .lmds import LMDS
 from .mcml import MCML
 from .mma import MMA
 from .nerv import NeRV, TNeRV
-from .snerv import SNeRV
 from .nse import NSE, LaplacianEigenmaps
 from .sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
 from .sne import SNE, ExactTSNE
+from .snerv import SNeRV
 from .supervised import SupervisedNSE, SupervisedSNE, SupervisedTSNE
 from .tsne import TSNE
 

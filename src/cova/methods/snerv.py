@@ -39,14 +39,13 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import cdist, pdist, squareform
-from scipy.special import logsumexp, softmax
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.model_selection import StratifiedKFold
 
 from .base import Embedder, check_size
-from .constraints import (MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions,
-                          integer)
+from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, integer
 from .nerv import ANNEAL, NeRV
 
 __all__ = ["ClassPosterior", "learning_metric_distances", "SNeRV", "SNERV_MAX_SAMPLES"]
