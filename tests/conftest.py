@@ -21,7 +21,7 @@ def random_graph(l: int, k: int, rng: np.random.Generator) -> sp.csr_matrix:
 
 @pytest.fixture
 def toy_inputs():
-    """(X, labels, W, R, prototypes) with l = 40, c = 4, k = 2: the sizes of the spec's gradient checks."""
+    """(X, labels, W, R, prototypes) with l = 40, c = 4, k = 2: the sizes of the finite-difference gradient checks."""
     from cova.inputs import Inputs
 
     rng = np.random.default_rng(0)

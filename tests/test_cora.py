@@ -90,8 +90,9 @@ def test_fig9_e1_and_p4_reproduce_the_citation_prototype_links(citation_inputs):
 
 
 def test_fig_h14_e1_alpha_sweep_moves_as_the_paper(citation_inputs):
-    """Fig. H.14 (spec §10.D.1): over the configured α grid S_s and S_c rise and S_n falls, each monotone within
-    0.5 points per step, with the spec's endpoint windows."""
+    """Fig. H.14 (COVA App. H.3): over the configured α grid S_s and S_c rise and S_n falls, each monotone within
+    0.5 points per step. The endpoint windows bracket the paper's S_s 81.8 → 99.2 and S_c 74.1 → 99.1; only the
+    fall of S_n is checked (the paper's 56.0 → 48.9; our S_n runs lower, docs/papers.md "Scores")."""
     inp = citation_inputs
     grid = CONFIG["methods"]["cora_e1_sweep"]["grid"]["alpha"]
     assert grid == [0.1, 0.3, 0.5, 0.7, 0.9, 0.95]

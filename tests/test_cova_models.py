@@ -13,6 +13,7 @@ from scipy.spatial.distance import cdist
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
+from cova.affinity.graphs import laplacian_eigenvectors
 from cova.cohorts import RelationFeatures, compacted_features, relation_features, ring_prototypes
 from cova.datasets import Dataset, load
 from cova.inputs import Inputs, build_inputs
@@ -25,7 +26,6 @@ from cova.methods.cova import (
     eigen_cova_matrix,
     eigen_cova_objective,
     eigen_cova_solve,
-    laplacian_eigenmap,
     prototype_distance_weights,
 )
 from cova.metrics import s_c, s_c_r, s_n, s_s
@@ -406,7 +406,7 @@ def test_e_model_inits(blobs, init):
 
 
 def test_laplacian_init_sparse_path_matches_dense(compound):
-    V = laplacian_eigenmap(compound.W, 2)  # l = 399 > 200: shift-invert Lanczos
+    V = laplacian_eigenvectors(compound.W, 2)  # l = 399 > 200: shift-invert Lanczos
     L = (sp.diags(np.asarray(compound.W.sum(1)).ravel()) - compound.W).toarray()
     w, E = np.linalg.eigh(L)
     # same 2-D subspace as the dense eigenvectors 2 and 3 (the graph is connected: one zero eigenvalue)

@@ -117,7 +117,7 @@ def test_cora_compacted_features_are_the_two_label_averaged_blocks(cora):
 
 
 def test_cora_e1_alpha_sweep_follows_fig_h14(cora):
-    """Spec §D.1 / Fig. H.14: with compacted features and citation prototypes, raising α raises S_s and S_c and
+    """COVA App. H.3, Fig. H.14: with compacted features and citation prototypes, raising α raises S_s and S_c and
     lowers S_n; E1 at α = 0.9 reproduces the prototypes' 2-nearest-class links (Fig. 9, S_c^(r) = 100 %)."""
     from cova.methods import make_method
     from cova.metrics.summary import compute_scores

@@ -1,4 +1,4 @@
-"""Image-cohort protocols of COVA Sec. 4.2 (issue #6): random prototypes (Fig. 4), predicted cohorts (Fig. 5),
+"""Image-cohort protocols of COVA Sec. 4.2: random prototypes (Fig. 4), predicted cohorts (Fig. 5),
 train/test splits with out-of-sample transform (Fig. 7, H.10), and the Places2 fallback."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Local MDS (spec 001 §2.4): the cost against brute force and raw stress, the update direction, recovery of
-an isometric plane, determinism and the size guard."""
+"""Local MDS (a baseline of the NeRV paper, Sec. 4.1; docs/papers.md "LocalMDS"): the cost against brute force
+and raw stress, the update direction, recovery of an isometric plane, determinism and the size guard."""
 
 from __future__ import annotations
 

@@ -244,7 +244,7 @@ def test_worldtrade():
     assert ds.meta["vertex_names"][0] == "Algeria" and ds.meta["vertex_names"][-1] == "Venezuela"
     assert ds.meta["partitions"] == ["World_system_1980", "Continent", "World_system"]
     assert ds.meta["vectors"] == ["x_coordinates", "y_coordinates.vec", "GDP_1995.vec"]
-    # continent codes 1..6 (spec 002: 9, 17, 27, 9, 3, 15)
+    # continent codes 1..6, with 9, 17, 27, 9, 3 and 15 countries
     assert ds.label_names == [f"partition value {k}" for k in range(1, 7)]
     assert np.bincount(ds.labels).tolist() == [9, 17, 27, 9, 3, 15]
     # 1,000 arc lines, 998 distinct (i, j); the two repeated pairs are summed; no self-loops, no *Edges
@@ -253,7 +253,7 @@ def test_worldtrade():
     assert ds.meta["n_arc_lines"] == 1000 and ds.meta["n_unique_arcs"] == 998 and ds.meta["n_edge_lines"] == 0
     assert W.diagonal().sum() == 0 and W.data.min() > 0
     assert W[49, 52] == 42223 + 18272  # "50 53" appears twice in the file
-    A = (W + W.T) / 2  # DOSNES's symmetric A (spec 002: 1,750 nonzeros, degrees 1,448.5 .. 10,035,521)
+    A = (W + W.T) / 2  # the symmetric A that DOSNES embeds: 1,750 nonzeros, degrees 1,448.5 .. 10,035,521
     assert A.nnz == 1750
     deg = np.asarray(A.sum(axis=1)).ravel()
     assert deg.min() == 1448.5 and deg.max() == 10035521

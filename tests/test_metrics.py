@@ -1,8 +1,8 @@
 """Tests of cova.metrics: S_s, S_c, S_c^(r) (Eq. G.1), S_n (Eq. G.2), trustworthiness and continuity.
 
 Every metric is checked against a plain brute-force reference (full distance matrices, explicit loops, n <= 150)
-that follows spec section 5 literally, including the tie rule "stable sort on (distance, index)"; integer
-lattice data with duplicated points exercise the ties.
+that follows COVA App. G literally, with the tie rule of docs/papers.md ("Scores"): a stable sort on (distance,
+index). Integer lattice data with duplicated points exercise the ties.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def ref_s_c_r(Z: np.ndarray, y: np.ndarray, P: np.ndarray, kappa: int = 2) -> fl
 
 
 def ref_s_n(X: np.ndarray, Z: np.ndarray, y: np.ndarray, kappa_max: int | None = None) -> float:
-    """The spec's pseudo-code for Eq. G.2, with sets."""
+    """Eq. G.2 written out literally, with sets."""
     l = len(X)
     sizes = [int(np.sum(y == j)) for j in np.unique(y)]
     kbar = int(np.floor(0.9 * min(sizes) + 1e-9)) if kappa_max is None else kappa_max
@@ -351,7 +351,7 @@ def test_s_n_is_nan_for_a_singleton_cohort_and_ignores_empty_cohorts():
 
 
 # --------------------------------------------------------------------------------------------------------
-# toy facts (spec section 10.A.7)
+# toy facts: values the definitions of App. G fix exactly
 # --------------------------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
-"""NeRV / t-NeRV (Venna et al. 2010, spec 001 section 2): gradients, the lambda = 1 limits, calibration,
-the sphere trade-off of Fig. 2, determinism and the size guard."""
+"""NeRV / t-NeRV (Venna et al. 2010, Sec. 3 and 4.6; docs/papers.md "NeRV"): gradients, the lambda = 1 limits,
+calibration, the sphere trade-off of Fig. 2, determinism and the size guard."""
 
 from __future__ import annotations
 

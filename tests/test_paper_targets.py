@@ -1,4 +1,4 @@
-"""Directional targets of the COVA paper on real data that need no long optimisation (spec §10.B, §10.C).
+"""Directional targets of the COVA paper on real data that need no long optimisation (Table H.2, Fig. 1).
 
 The data come from the project's offline mirror (CI has it beside the clone).
 """
@@ -35,7 +35,8 @@ def sweep(inputs):
 
 
 def test_e1_alpha_sweep_on_compound_shows_the_trade_off(compound_inputs):
-    """Spec §10.B: S_n strictly decreasing, S_c and S_s non-decreasing within 0.5 points, as α grows."""
+    """The α trade-off of Sec. 3.1.3 on Compound (ring prototypes): as α grows, S_n strictly decreases and S_c
+    and S_s do not decrease by more than 0.5 points."""
     s = sweep(compound_inputs)
     assert np.all(np.diff(s["s_n"]) < 0), s["s_n"]
     assert np.all(np.diff(s["s_c"]) > -0.5), s["s_c"]
@@ -44,7 +45,7 @@ def test_e1_alpha_sweep_on_compound_shows_the_trade_off(compound_inputs):
 
 
 def test_e1_on_sinusoid_fig1_setting():
-    """Spec §10.C, Fig. 1: E1, α = 0.1, prototypes = cohort means: S_c ≥ 90 and S_c^(r) = 100."""
+    """COVA Fig. 1 (Sec. 4.1): E1, α = 0.1, prototypes = cohort means: S_c ≥ 90 and S_c^(r) = 100."""
     ds = load("sinusoid")
     inputs = build_inputs(ds, {**RING, "prototypes": {"kind": "means"}})
     s = compute_scores(inputs.X, CovaE1(alpha=0.1).fit_transform(inputs), inputs.labels, inputs.prototypes,

@@ -1,4 +1,4 @@
-"""No dense n×n array for n = 20,000 in W, COVA-E1 or the scores (issue acceptance).
+"""No dense n×n array for n = 20,000 in W, COVA-E1 or the scores.
 
 Runs the whole chain (W by the max-subtracted Euclidean kNN graph, R by Eq. 12, E1, every score) in a fresh
 process and checks two memory facts: the peak of numpy/Python allocations (tracemalloc) and the peak resident

@@ -142,7 +142,7 @@ def test_report_holds_every_figure_and_table(first_run):
 
 
 def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):
-    """`snakemake benchmarks` (issue #8) on the small sizes of config/ci.yaml: every configured step timed at
+    """`snakemake benchmarks` on the small sizes of config/ci.yaml: every configured step timed at
     every size with its ratio to openTSNE, the trustworthiness benchmark equal to scikit-learn, and the
     log-log plot in the HTML report of `all benchmarks`."""
     snakemake(first_run, "benchmarks", "--configfile", "config/ci.yaml")

@@ -288,6 +288,17 @@ def provided_inputs(spec: dict[str, Any]) -> set[str]:
                                                       ("prototypes", "prototypes")) if key in spec}
 
 
+def _prototype_recipe(block: dict[str, Any], n_cohorts: int, seed: int) -> tuple[str, str, dict[str, Any]]:
+    """The generator kind, the feature space (``features`` or ``raw``) and the keyword arguments of
+    :func:`cova.cohorts.make_prototypes` for one ``prototypes`` sub-block."""
+    p = dict(block)
+    given = p.pop("given", None)
+    space = p.pop("space", "features")
+    kind = p.pop("kind")
+    return kind, space, dict(n_cohorts=n_cohorts, random_state=seed,
+                             given=None if given is None else np.asarray(given, float), **p)
+
+
 def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
     """``graph: {source: relations}``: the dataset's relation matrix A is the affinity itself,
     W = (A + Aᵀ)/2 with zero diagonal and unit sum (:func:`cova.affinity.symmetrize_normalize`). X is provided
@@ -299,8 +310,6 @@ def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
 
     provided = provided_inputs(spec)
     sub = spec.get("subset")
-    if sub:
-        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
     source = spec["graph"].get("source", "relations")
     if source != "relations":
         raise ValueError(f"inputs graph.source must be 'relations', got {source!r}")
@@ -321,13 +330,9 @@ def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
         r = dict(spec["confidence"])
         R = confidence_matrix(labels, kind=r.pop("kind"), X=Xf, W=W, n_cohorts=c, **r)
     if "prototypes" in spec:
-        q = dict(spec["prototypes"])
-        given = q.pop("given", None)
-        space = q.pop("space", "features")
-        prototypes = np.asarray(make_prototypes(
-            q.pop("kind"), X=dataset.X if space == "raw" else Xf, W=W, labels=labels, relations=dataset.relations,
-            n_cohorts=c, random_state=seed, given=None if given is None else np.asarray(given, float), **q),
-            dtype=np.float64)
+        kind, space, common = _prototype_recipe(spec["prototypes"], c, seed)
+        prototypes = np.asarray(make_prototypes(kind, X=dataset.X if space == "raw" else Xf, W=W, labels=labels,
+                                                relations=dataset.relations, **common), dtype=np.float64)
     if sub:
         facts = dict(facts, n_samples=int(labels.shape[0]), n_cohorts=c)
     return Inputs(X=Xf if "X" in provided else None, labels=labels, label_names=names, W=W, R=R,
@@ -340,9 +345,6 @@ def _relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Input
     All-zero rows and columns are dropped (the co-embedding normalisations divide by the row and column sums);
     their counts are recorded in the spec facts, and ``labels`` are those of the kept rows."""
     provided_inputs(spec)
-    sub = spec.get("subset")
-    if sub:
-        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
     source = spec["relation"].get("source", "X")
     if source != "X":
         raise ValueError(f"inputs relation.source must be 'X', got {source!r}")
@@ -384,13 +386,13 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     from .features import assign_cohorts, predict_cohorts, transform_features
 
     kind = block_kind(spec)
+    sub = spec.get("subset")
+    if sub:
+        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
     if kind == "graph":
         return _graph_inputs(dataset, spec, seed)
     if kind == "relation":
         return _relation_inputs(dataset, spec, seed)
-    sub = spec.get("subset")
-    if sub:
-        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
     split = spec.get("split")
     cohorts = dict(spec.get("cohorts") or {"kind": "given"})
     predicted = cohorts.get("kind") == "predicted"
@@ -424,14 +426,10 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     W = build_weights(Xt, w.pop("kind"), labels=yt, random_state=seed, **w)
     r = dict(spec.get("confidence", {"kind": "eq12"}))
     R = confidence_matrix(yt, kind=r.pop("kind"), X=Xt, W=W, n_cohorts=c, **r)
-    p = dict(spec.get("prototypes", {"kind": "tsne"}))
-    given = p.pop("given", None)
-    space = p.pop("space", "features")
-    kind = p.pop("kind")
+    kind, space, common = _prototype_recipe(spec.get("prototypes", {"kind": "tsne"}), c, seed)
     Xp = (dataset.X if space == "raw" else X)[rows]
     relations = dataset.relations if train is None or dataset.relations is None else \
         dataset.relations[rows][:, rows]
-    common = dict(n_cohorts=c, random_state=seed, given=None if given is None else np.asarray(given, float), **p)
     if predicted:
         L = np.flatnonzero(labelled)
         prototypes = make_prototypes(kind, X=Xp[L], W=W[L][:, L], labels=gold_labels[L], relations=None, **common)

@@ -6,6 +6,8 @@
 * :func:`spectral_embedding`: the eigenvectors of the normalised Laplacian of a non-negative symmetric affinity S
   with the smallest non-zero eigenvalues, rescaled by D^{-1/2} (Belkin & Niyogi 2003; Ng, Jordan & Weiss 2002
   without their row normalisation), i.e. the solutions of (D − S) f = λ D f with fᵀDf = 1.
+* :func:`laplacian_eigenvectors`: the eigenvectors of the unnormalised Laplacian D − W with the smallest non-zero
+  eigenvalues (sparse shift-invert Lanczos), the initialisation of COVA-E2–E4.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 
-__all__ = ["knn_graph", "spectral_embedding", "fix_signs", "SPECTRAL_SOLVERS"]
+from .weights import laplacian
+
+__all__ = ["knn_graph", "spectral_embedding", "laplacian_eigenvectors", "fix_signs", "SPECTRAL_SOLVERS"]
 
 #: Solvers of :func:`spectral_embedding`: dense LAPACK, or scikit-learn's sparse eigensolvers.
 SPECTRAL_SOLVERS: tuple[str, ...] = ("dense", "arpack", "lobpcg", "amg")
@@ -95,3 +102,29 @@ def spectral_embedding(S: Any, n_components: int = 2, *, solver: str = "arpack",
                                random_state=None if random_state is None else int(random_state),
                                norm_laplacian=True, drop_first=True)
     return np.ascontiguousarray(Z, dtype=np.float64)
+
+
+def laplacian_eigenvectors(W: sp.spmatrix, k: int, random_state: int | None = 0) -> np.ndarray:
+    """The k eigenvectors of the unnormalised Laplacian 𝐋(W) = 𝐃(W) − W with the smallest *non-zero* eigenvalues,
+    as (l, k) (COVA App. F, initialisation (ii) of E2–E4).
+
+    One zero eigenvalue per connected component of W is skipped. Sparse shift-invert Lanczos (``eigsh``,
+    σ slightly below 0, where 𝐋(W) − σI is SPD) with a seeded start vector; dense ``eigh`` for l ≤ 200.
+    Sign convention of :func:`fix_signs`.
+    """
+    L = laplacian(W).astype(np.float64)
+    l = L.shape[0]
+    n_comp = int(connected_components(W, directed=False)[0])
+    m = k + n_comp
+    if m > l:
+        raise ValueError(f"init='laplacian' needs k + #components ≤ l, got {k} + {n_comp} > {l}")
+    if l <= 200 or m >= l - 1:
+        _, vecs = np.linalg.eigh(L.toarray())
+    else:
+        scale = float(np.abs(L.diagonal()).max()) or 1.0
+        v0 = np.random.default_rng(random_state).uniform(0.5, 1.5, l)
+        vals, vecs = spla.eigsh(L.tocsc(), k=m, sigma=-1e-6 * scale, which="LM", v0=v0)
+        vecs = vecs[:, np.argsort(vals)]
+    V = np.array(vecs[:, n_comp:m])
+    fix_signs(V)
+    return V

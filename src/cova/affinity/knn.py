@@ -15,7 +15,7 @@ Two back ends, both libraries:
 Whatever the back end, the returned distances are **recomputed in float64** from ``X`` for the returned pairs
 (pynndescent returns float32 distances, and sklearn's brute force uses the ``‖a‖² + ‖b‖² − 2a·b`` expansion), with
 one formula, :func:`pair_sq_distances`, so that every consumer (perplexity calibration, the max-subtracted
-Euclidean S of §2.1(b), the reference tests) sees bit-identical values for the same pair. Each row is then sorted by
+Euclidean S of App. H.1, the reference tests) sees bit-identical values for the same pair. Each row is then sorted by
 (distance, index), which realises the convention "ties broken by lower index" *within* the returned list. Which of
 several points tied exactly at the k-th distance makes it into the list is decided by the back end.
 

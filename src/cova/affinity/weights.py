@@ -8,7 +8,7 @@ Every W returned here is a :class:`scipy.sparse.csr_matrix` of float64 with
 * sorted column indices, no duplicates and no explicitly stored zeros.
 
 Memory is O(l·k) throughout: neighbours come from :func:`cova.affinity.knn.nearest_neighbors`, and the
-one global quantity, the maximum pairwise distance of §2.1(b), is found by a tiled scan whose memory does not grow
+one global quantity, the maximum pairwise distance of App. H.1's W, is found by a tiled scan whose memory does not grow
 with l. No l×l dense array is ever formed, and there is no Python loop over samples.
 """
 
@@ -85,7 +85,8 @@ def symmetrize_normalize(W: Any) -> sp.csr_matrix:
     """The common last step of every W (COVA Sec. 3.1.1): zero the diagonal, W ← ½(W + Wᵀ), divide by Σ_ij w_ij.
 
     Accepts any sparse matrix or a dense array (converted to CSR). Raises ``ValueError`` for negative or non-finite
-    weights, or when the off-diagonal total weight is 0 (e.g. all points identical under §2.1(b)).
+    weights, or when the off-diagonal total weight is 0 (e.g. all points identical under
+    :func:`euclidean_max`).
     For an exactly symmetric input the symmetrisation is a bitwise no-op ((a + a)/2 = a in floating point).
     """
     W = _as_csr(W)
@@ -132,7 +133,7 @@ def laplacian(W: Any) -> sp.csr_matrix:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# the exact global maximum pairwise distance (§2.1(b), §9)
+# the exact global maximum pairwise distance (App. H.1's S), by a tiled scan
 # ----------------------------------------------------------------------------------------------------------------
 def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
     """Exact max_{i,j} ‖x_i − x_j‖, by a tiled O(l²d) scan in O(block_size²) memory (independent of l).
@@ -178,7 +179,7 @@ def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# the three W variants of §2.1
+# the three W variants
 # ----------------------------------------------------------------------------------------------------------------
 def gaussian_perplexity(
     X: np.ndarray,
@@ -189,7 +190,7 @@ def gaussian_perplexity(
     random_state: int = 0,
     n_jobs: int = 1,
 ) -> sp.csr_matrix:
-    """Spec §2.1(a): perplexity-calibrated Gaussian affinities, t-SNE style ([20]; paper footnote 1, Sec. 4.3).
+    """Perplexity-calibrated Gaussian affinities, t-SNE style ([20]; paper footnote 1, Sec. 4.3).
 
     P_{j|i} is calibrated over the candidate set of the ``n_neighbors`` nearest neighbours (default
     min(l − 1, ⌊3·perplexity⌋), the openTSNE/BH-SNE convention; the paper does not say) by
@@ -223,7 +224,7 @@ def euclidean_max(
     block_size: int = 2048,
     n_jobs: int = 1,
 ) -> sp.csr_matrix:
-    """Spec §2.1(b) (paper App. H.1): W = S ∘ N(S, h), S = max_ij ‖x_i − x_j‖ − ‖x_i − x_j‖, then symmetrise/normalise.
+    """COVA App. H.1: W = S ∘ N(S, h), S = max_ij ‖x_i − x_j‖ − ‖x_i − x_j‖, then symmetrise/normalise.
 
     The h largest S of a row are its h nearest neighbours, so N(S, h) is the OR of the h-NN lists (diagonal 0).
     The global maximum is exact (:func:`max_pairwise_distance`). Pairs whose S is exactly 0 (the farthest pair, if

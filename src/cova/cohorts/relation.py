@@ -2,8 +2,8 @@
 
 - :func:`relation_features` / :class:`RelationFeatures`: ``F_ij = exp(−‖x_i − q_j‖² / (2σ_F²))`` to k̃ sample
   prototypes q_j drawn uniformly without replacement from the training set (COVA Sec. 3.2, H.1; F = [φ_r(x_1) ..
-  φ_r(x_l)]ᵀ, l×k̃). σ_F is not given in the paper: the default is the median of all ‖x_i − q_j‖ [assumption,
-  our choice]. F is **not** centred (centring lost the offset direction and cut P1's S_c on Compound from 78% to
+  φ_r(x_l)]ᵀ, l×k̃). σ_F is not given in the paper: the default is the median of all ‖x_i − q_j‖ (our choice,
+  docs/papers.md). F is **not** centred (centring lost the offset direction and cut P1's S_c on Compound from 78% to
   32%). New samples are mapped with the same q_j and σ_F (out-of-sample, footnote 4).
 - :func:`compacted_features`: the general ``X_c = S̃ Y_p M⁻¹`` of footnote 5 / H.3 / H.4 / H.6 (docs/algorithms.md).
 """
@@ -123,7 +123,7 @@ def relation_features(X: ArrayLike, n_prototypes: int | float = 500, sigma: floa
     else:
         q = np.sort(np.random.default_rng(random_state).choice(l, size=k_tilde, replace=False))
     Q = X[q]
-    # the distances are computed once: for the median σ_F, then turned into F in place (#8)
+    # the distances are computed once: for the median σ_F, then turned into F in place
     d2 = _all_sq_distances(X, Q)
     if sigma is None:
         sigma = _median_distance(X, Q, d2)

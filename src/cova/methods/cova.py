@@ -10,10 +10,9 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components
 from threadpoolctl import threadpool_limits
 
-from ..affinity import laplacian
+from ..affinity.graphs import laplacian_eigenvectors
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
 from ..manifolds import (
@@ -56,7 +55,7 @@ log = logging.getLogger("cova")
 
 def e1_system(W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray, alpha: float,
               zeta: float = 0.0) -> tuple[sp.csc_matrix, np.ndarray]:
-    """The sparse SPD system ``M Z = B`` of COVA-E1 (Eq. 14 / D.3, corrected by spec T1).
+    """The sparse SPD system ``M Z = B`` of COVA-E1 (Eq. 14 / D.3, corrected: docs/papers.md).
 
     ``M = α𝐃(R) + (1−α)𝐋(W) + ζI`` and ``B = α R Υ``; the printed Eq. 14 omits the α on the right-hand side.
     ``nnz(M) = l + nnz(W)``: no dense l×l matrix.
@@ -197,10 +196,10 @@ def _jacobi_cg(W: sp.spmatrix, diag: np.ndarray, c: float, B: np.ndarray, tol: f
 
 
 # ============================================================================================================
-# COVA-E2–E4: gradient descent on the noncompact Stiefel manifold (Sec. 3.1.4, Table F.1, spec §3.3)
+# COVA-E2–E4: gradient descent on the noncompact Stiefel manifold (Sec. 3.1.4, Table F.1)
 # ============================================================================================================
 
-#: The (O^(C), O^(L)) rule pair of every model (Sec. 3.3; spec §3.1 "Models").
+#: The (O^(C), O^(L)) rule pair of every model (Sec. 3.3).
 RULES: dict[str, tuple[str, str]] = {
     "e1": ("dist", "dist"), "e2": ("kl", "kl"), "e3": ("dist", "kl"), "e4": ("kl", "dist"),
     "p1": ("dist", "dist"), "p2": ("kl", "kl"), "p3": ("dist", "kl"), "p4": ("kl", "dist"),
@@ -208,8 +207,8 @@ RULES: dict[str, tuple[str, str]] = {
 
 
 def prototype_radius(prototypes: np.ndarray) -> float:
-    """RMS radius ρ of the centred prototypes, sqrt(mean_j ‖υ_j − ῡ‖²) (the scale convention of spec §2.4);
-    1.0 if all prototypes coincide."""
+    """RMS radius ρ of the centred prototypes, sqrt(mean_j ‖υ_j − ῡ‖²) (the scale convention of docs/papers.md, COVA
+    "Prototypes"); 1.0 if all prototypes coincide."""
     P = np.asarray(prototypes, dtype=float)
     rho = float(np.sqrt(np.mean(np.sum((P - P.mean(axis=0)) ** 2, axis=1))))
     return rho if rho > 0 else 1.0
@@ -218,7 +217,7 @@ def prototype_radius(prototypes: np.ndarray) -> float:
 def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray, alpha: float,
                    cohort_rule: str, local_rule: str, kl_method: str = "auto",
                    kl_entropy: float | None = None, need_value: bool = True) -> tuple[float, np.ndarray]:
-    """f(Z) = α O^(C)(Z) + (1 − α) O^(L)(Z) (Eq. 13) and its Euclidean gradient (Table A.1, spec §3.1).
+    """f(Z) = α O^(C)(Z) + (1 − α) O^(L)(Z) (Eq. 13) and its Euclidean gradient (Table A.1).
 
     ``cohort_rule`` ∈ {"dist" (Eq. 7), "kl" (Eq. 8 in the normalised A.8 form)}; ``local_rule`` ∈ {"dist" (Eq. 1),
     "kl" (Eq. 2, joint p_s = W, repulsion by ``kl_method``)}. A term whose weight is 0 is not evaluated.
@@ -237,31 +236,6 @@ def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.
             fl, gl = o_kl_l(Z, W, method=kl_method, entropy=kl_entropy, need_value=need_value)
         value, grad = value + (1.0 - alpha) * fl, grad + (1.0 - alpha) * gl
     return float(value), grad
-
-
-def laplacian_eigenmap(W: sp.spmatrix, k: int, random_state: int | None = 0) -> np.ndarray:
-    """The k eigenvectors of 𝐋(W) with the smallest *non-zero* eigenvalues (Appendix F init (ii)), as (l, k).
-
-    One zero eigenvalue per connected component of W is skipped. Sparse shift-invert Lanczos (``eigsh``,
-    σ slightly below 0, where 𝐋(W) − σI is SPD) with a seeded start vector; dense ``eigh`` for l ≤ 200.
-    Sign convention: the entry of largest magnitude of each column is positive.
-    """
-    L = laplacian(W).astype(np.float64)
-    l = L.shape[0]
-    n_comp = int(connected_components(W, directed=False)[0])
-    m = k + n_comp
-    if m > l:
-        raise ValueError(f"init='laplacian' needs k + #components ≤ l, got {k} + {n_comp} > {l}")
-    if l <= 200 or m >= l - 1:
-        _, vecs = np.linalg.eigh(L.toarray())
-    else:
-        scale = float(np.abs(L.diagonal()).max()) or 1.0
-        v0 = np.random.default_rng(random_state).uniform(0.5, 1.5, l)
-        vals, vecs = spla.eigsh(L.tocsc(), k=m, sigma=-1e-6 * scale, which="LM", v0=v0)
-        vecs = vecs[:, np.argsort(vals)]
-    V = vecs[:, n_comp:m]
-    idx = np.argmax(np.abs(V), axis=0)
-    return V * np.sign(V[idx, np.arange(k)])
 
 
 #: Optimisers of COVA-E2–E4 (``optimizer=``); ``"auto"`` resolves by sample count (:class:`_CovaManifold`).
@@ -362,7 +336,7 @@ class _CovaManifold(Embedder):
         elif self.init == "e1":
             Z = CovaE1(alpha=self.alpha).fit(inputs).embedding_
         elif self.init == "laplacian":
-            V = laplacian_eigenmap(inputs.W, k, self.random_state)
+            V = laplacian_eigenvectors(inputs.W, k, self.random_state)
             Z = V * (rho / np.sqrt(np.mean(np.sum(V * V, axis=1))))
         else:  # "random"
             Z = rng.normal(0.0, rho / np.sqrt(k), (l, k))
@@ -428,7 +402,7 @@ class CovaE4(_CovaManifold):
 
 
 # ============================================================================================================
-# COVA-P1–P4: Z = F U with U on the Stiefel manifold St(k̃, k) (Sec. 3.2.1, Appendix B, Table F.2, spec §3.4)
+# COVA-P1–P4: Z = F U with U on the Stiefel manifold St(k̃, k) (Sec. 3.2.1, Appendix B, Table F.2)
 # ============================================================================================================
 
 def _check_X_new(model: Embedder, X: np.ndarray) -> np.ndarray:
@@ -440,24 +414,26 @@ def _check_X_new(model: Embedder, X: np.ndarray) -> np.ndarray:
 class _CovaProjection(Embedder):
     """Shared base of COVA-P1–P4: Z = F U, UᵀU = I_k, by Stiefel gradient descent with SGD batches.
 
-    F (l×k̃) holds Gaussian relation features to k̃ random sample prototypes (spec §2.5,
-    :class:`cova.cohorts.RelationFeatures`); the U-gradient of f(FU) is Fᵀ·Grad_Z (Table A.2 corrected, T3–T6);
-    the step is U ← R_U(−γ P_U(Grad)) (Eq. 19) with the tangent projection of Eq. 16 and a QR (Eq. 17, sign-fixed)
-    or polar (B.17, exponent −1/2) retraction, Armijo line search (spec §3.3).
+    F (l×k̃) holds Gaussian relation features to k̃ random sample prototypes (Sec. 3.2.1,
+    :class:`cova.cohorts.RelationFeatures`); the U-gradient of f(FU) is Fᵀ·Grad_Z (Table A.2, with A.36, A.43 and
+    A.44 corrected as in docs/papers.md); the step is U ← R_U(−γ P_U(Grad)) (Eq. 19) with the tangent projection
+    of Eq. 16 and a QR (Eq. 17, sign-fixed) or polar (B.17, exponent −1/2) retraction, Armijo line search (App. F's
+    "standard line search").
 
     SGD (Table F.2): ``cycles`` times, shuffle and split into batches of at most ``batch_size`` samples, run
     ``inner_iter`` Armijo steps on the batch objective (W_II, R_I renormalised to unit sum, F_I the batch rows),
     carry U on. With l ≤ batch_size this is full-batch gradient descent with ``inner_iter·cycles`` steps. The
-    defaults inner_iter = 30, cycles = 10 give the N·T = 300 steps of spec §10 (§3.4 lists N = 20 as the batch
-    default; §10's acceptance numbers were made with N·T = 300).
+    defaults inner_iter = 30, cycles = 10 give N·T = 300 steps; Table F.2 gives no N or T (docs/papers.md, COVA
+    "Settings the paper leaves open").
 
     Parameters
     ----------
     alpha : weight α of the cohort rule (Eq. 13).
     n_sample_prototypes : k̃, an int (capped at l) or a fraction of l (Cora: 0.15).
-    sigma : σ_F of the relation features; ``None`` = median of ‖x_i − q_j‖ (spec §2.5 [assumption]).
-    init : ``"eigen"`` (the k eigenvectors of Fᵀ𝐋(W)F with the smallest eigenvalues, OLPP-style; spec §3.4
-        default) or ``"random"`` (Haar-random point of St(k̃, k)).
+    sigma : σ_F of the relation features; ``None`` = median of ‖x_i − q_j‖ (the paper gives no σ_F;
+        docs/papers.md).
+    init : ``"eigen"`` (the k eigenvectors of Fᵀ𝐋(W)F with the smallest eigenvalues, OLPP-style;
+        default, **[ours]**: docs/papers.md) or ``"random"`` (Haar-random point of St(k̃, k)).
     retraction : ``"qr"`` or ``"polar"``.
     batch_size, inner_iter, cycles : l_batch, N and T of Table F.2.
     gtol : per-batch gradient tolerance relative to the batch's initial Riemannian gradient.
@@ -596,7 +572,7 @@ class CovaP4(_CovaProjection):
 
 
 # ============================================================================================================
-# eigen-COVA (Sec. 3.2.2, Eqs. 20–25, Table F.3, spec §3.5 corrected)
+# eigen-COVA (Sec. 3.2.2, Eqs. 20–25, Table F.3; Eq. 25 corrected)
 # ============================================================================================================
 
 def laplacian_gram(F: np.ndarray, W: sp.spmatrix) -> np.ndarray:
@@ -605,7 +581,7 @@ def laplacian_gram(F: np.ndarray, W: sp.spmatrix) -> np.ndarray:
     W = sp.csr_matrix(W)
     degree = np.asarray(W.sum(axis=1)).ravel()
     if (W != W.T).nnz == 0:
-        # symmetric W (#8): FᵀWF = X + Xᵀ with X = (W_h F)ᵀF, W_h = the strict upper triangle + half the diagonal;
+        # symmetric W: FᵀWF = X + Xᵀ with X = (W_h F)ᵀF, W_h = the strict upper triangle + half the diagonal;
         # half the sparse-dense product, which is memory bound (random rows of F)
         W_h = sp.triu(W, 1, format="csr")
         diag = W.diagonal()
@@ -619,7 +595,7 @@ def laplacian_gram(F: np.ndarray, W: sp.spmatrix) -> np.ndarray:
 
 def weighted_gram(F: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Fᵀ𝐃(weights)F (k̃×k̃, exactly symmetric). Non-negative weights (the degrees of W and R): one BLAS ``syrk`` on
-    √w·F (half the flops of a GEMM, #8); otherwise a GEMM, symmetrised."""
+    √w·F (half the flops of a GEMM); otherwise a GEMM, symmetrised."""
     F = np.asarray(F, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
     if np.all(w >= 0):
@@ -632,8 +608,8 @@ def weighted_gram(F: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def prototype_distance_weights(prototypes: np.ndarray, normalize: bool = True) -> np.ndarray:
-    """W_v = [‖υ_i − υ_j‖₂] (c×c, Eq. 22), divided by its sum when ``normalize`` (unit-sum default, spec §3.5
-    [assumption]; the raw W_v makes v dominate and Z collapse)."""
+    """W_v = [‖υ_i − υ_j‖₂] (c×c, Eq. 22), divided by its sum when ``normalize`` (unit-sum default, not in the
+    paper: the raw W_v makes v dominate and Z collapse; docs/papers.md)."""
     P = np.asarray(prototypes, dtype=float)
     diff = P[:, None, :] - P[None, :, :]
     Wv = np.sqrt(np.sum(diff * diff, axis=2))
@@ -647,7 +623,7 @@ def prototype_distance_weights(prototypes: np.ndarray, normalize: bool = True) -
 
 def eigen_cova_blocks(F: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.ndarray,
                       W_v: np.ndarray) -> dict[str, np.ndarray]:
-    """The Gram blocks of O_eig, computed once (spec §3.5 "Efficient form"):
+    """The Gram blocks of O_eig, computed once, so that deflation costs no pass over F:
     A_L = Fᵀ𝐋(W)F, A_R = Fᵀ𝐃(R)F, B₀ = FᵀRΥ, C_R = Υᵀ𝐃(Rᵀ)Υ, C_v = Υᵀ𝐋(W_v)Υ."""
     P = np.asarray(prototypes, dtype=float)
     A_R = weighted_gram(F, R.sum(axis=1))
@@ -659,7 +635,7 @@ def eigen_cova_blocks(F: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: 
 
 
 def eigen_cova_matrix(blocks: dict[str, np.ndarray], alpha: float, eta: float) -> np.ndarray:
-    """O_eig of Eq. 24/25 **with the corrected B = [[0, R], [Rᵀ, 0]]** (spec §3.5, T13), (k̃+k)×(k̃+k), symmetric:
+    """O_eig of Eq. 24/25 **with the corrected B = [[0, R], [Rᵀ, 0]]** (docs/papers.md), (k̃+k)×(k̃+k), symmetric:
 
     ``[[Fᵀ((1−α)𝐋(W) + αη𝐃(R))F, −αη FᵀRΥ], [−αη ΥᵀRᵀF, Υᵀ(αη𝐃(Rᵀ) − α(1−η)𝐋(W_v))Υ]]``.
     """
@@ -705,7 +681,8 @@ SINGLE_THREAD_SOLVE_MAX = 2048
 
 
 def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sequential deflation of Table F.3, restricted to the orthogonal complement (spec §3.5).
+    """Sequential deflation of Table F.3, restricted to the orthogonal complement
+    (docs/papers.md, COVA "eigen-COVA").
 
     Step t solves the smallest eigenpair of O_eig on the complement of span{[u^(s); 0], [0; v^(s)] : s < t}.
     F^t = FΠ_u and Υ^t = ΥΠ_v (Π the orthogonal projectors onto the complements of the earlier u's and v's, which
@@ -726,7 +703,7 @@ def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarra
         raise ValueError(f"O_eig must be ({n}, {n}), got {O_eig.shape}")
     if n <= SINGLE_THREAD_SOLVE_MAX:
         # small dense problems: multithreaded BLAS-2 in the tridiagonal reduction costs a thread synchronisation per
-        # column, 4-40x slower than one thread on busy cores (#8); the thread count changes only round-off
+        # column, 4-40x slower than one thread on busy cores; the thread count changes only round-off
         with threadpool_limits(1):
             return _eigen_cova_solve(O_eig, k_tilde, k)
     return _eigen_cova_solve(O_eig, k_tilde, k)
@@ -770,11 +747,11 @@ def _eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarr
 
 
 class EigenCova(Embedder):
-    """eigen-COVA (Sec. 3.2.2, Eqs. 20–25, Table F.3; spec §3.5 corrected).
+    """eigen-COVA (Sec. 3.2.2, Eqs. 20–25, Table F.3; Eq. 25 corrected).
 
     Minimises ``αη O_dist^(C)(FU; E) + (1−α) O_dist^(L)(FU) − α(1−η) O_aux(E)`` (Eq. 23) over P = [U; V] with
     PᵀP = I, E = ΥV the auxiliary projected prototypes and O_aux(E) = tr(Eᵀ𝐋(W_v)E), W_v = [‖υ_i − υ_j‖] (Eq. 22).
-    Solved as k sequential smallest-eigenvector problems of the (k̃+k)-square O_eig (corrected Eq. 25, T13) with
+    Solved as k sequential smallest-eigenvector problems of the (k̃+k)-square O_eig (Eq. 25 with B corrected) with
     deflation restricted to the orthogonal complement (:func:`eigen_cova_solve`). The Gram blocks are computed
     once (:func:`eigen_cova_blocks`). U and V are **not** rescaled (‖p_t‖ = 1 fixes the common scale of Z and E);
     S_c for eigen-COVA uses E (Appendix G), so ``prototypes_`` = E.
@@ -782,9 +759,9 @@ class EigenCova(Embedder):
     Parameters
     ----------
     alpha : cohort weight α. eta : η ∈ [0, 1], cohort proximity vs prototype spread.
-    n_sample_prototypes, sigma : relation features F (spec §2.5), as for P1–P4.
-    wv_normalize : divide W_v by its sum (default, spec §3.5 [assumption]); False = the literal Eq. 22.
-        W_v is always computed from the original Υ, not the deflated Υ^t [assumption].
+    n_sample_prototypes, sigma : relation features F (Sec. 3.2.1), as for P1–P4.
+    wv_normalize : divide W_v by its sum (default, not in the paper); False = the literal Eq. 22. W_v is always
+        computed from the original Υ, not the deflated Υ^t (both choices: docs/papers.md).
     random_state : seed of the sample-prototype draw.
 
     Attributes

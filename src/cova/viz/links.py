@@ -45,8 +45,10 @@ def finish_panel(ax: Axes, title: str) -> None:
 
 @dataclass(frozen=True)
 class LinkPanel:
-    """One run of :func:`link_graphs_figure`: its embedding, cohorts, placed prototypes (0 rows when none), the
-    reference cohort graph, the cohort names to annotate, the title of its top panel and of its link panel."""
+    """One run of :func:`link_graphs_figure` or :func:`link_panels_figure`: its embedding, cohorts, placed
+    prototypes (0 rows when none), the reference cohort graph, the cohort names to annotate and the title; the
+    title of its link panel (:func:`link_graphs_figure`), and optionally a ``target`` cohort whose links to the
+    cohorts ``near`` are drawn in red (:func:`link_panels_figure`)."""
 
     Z: np.ndarray
     labels: np.ndarray
@@ -55,7 +57,9 @@ class LinkPanel:
     reference: np.ndarray
     names: Sequence[str]
     title: str
-    link_title: str
+    link_title: str = ""
+    target: int | None = None
+    near: Sequence[int] = ()
 
 
 def link_graphs_figure(panels: Sequence[LinkPanel], kappa: int, title: str,
@@ -129,23 +133,6 @@ def highlight_grid_figure(rows: Sequence[Sequence[HighlightPanel]], title: str) 
 
 
 @dataclass(frozen=True)
-class CohortLinkPanel:
-    """One run of :func:`link_panels_figure`: its embedding, cohorts, placed prototypes (0 rows when none), the
-    reference cohort graph, cohort names, title, and optionally a ``target`` cohort whose links to the cohorts
-    ``near`` are drawn in red."""
-
-    Z: np.ndarray
-    labels: np.ndarray
-    n_cohorts: int
-    placed: np.ndarray
-    reference: np.ndarray
-    names: Sequence[str]
-    title: str
-    target: int | None = None
-    near: Sequence[int] = ()
-
-
-@dataclass(frozen=True)
 class PrototypeLinkPanel:
     """The prototypes Υ (c, 2) with the reference graph, cohort names and a title."""
 
@@ -155,7 +142,7 @@ class PrototypeLinkPanel:
     title: str
 
 
-def link_panels_figure(panels: Sequence[CohortLinkPanel], kappa: int, title: str, n_cols: int = 4,
+def link_panels_figure(panels: Sequence[LinkPanel], kappa: int, title: str, n_cols: int = 4,
                        show_prototypes: bool = False, prototypes: PrototypeLinkPanel | None = None) -> plt.Figure:
     """A compact grid: optionally the prototypes' own κ-NN graph first, then every embedding (faint samples) with
     its embedded cohort centres linked by their κ-NN graph against the reference, the placed prototypes as

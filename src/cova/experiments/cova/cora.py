@@ -45,7 +45,7 @@ from ...metrics.cohort_graphs import (
     reference_graph,
 )
 from ...viz.figures import save_figure
-from ...viz.links import CohortLinkPanel, PrototypeLinkPanel, link_panels_figure
+from ...viz.links import LinkPanel, PrototypeLinkPanel, link_panels_figure
 from ...viz.scatter import format_scores
 from ...viz.sweeps import sweep_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
@@ -134,8 +134,8 @@ def link_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
         title += (f"\n{rec['status']}" if centres is None else
                   f"\nlinks vs {kind}: TP {rec['tp']:.0f}  FP {rec['fp']:.0f}  FN {rec['fn']:.0f}")
         target = inp.label_names.index(target_name) if near else None
-        shown_panels.append(CohortLinkPanel(Z, inp.labels, inp.n_cohorts, placed, ref, _names(inp, names_mode),
-                                            title, target, near))
+        shown_panels.append(LinkPanel(Z, inp.labels, inp.n_cohorts, placed, ref, _names(inp, names_mode), title,
+                                      target=target, near=near))
     save_figure(link_panels_figure(shown_panels, kappa, spec.get("title", spec["name"]), int(spec.get("n_cols", 4)),
                                    bool(spec.get("show_prototypes")), proto_panel), out["png"])
 
