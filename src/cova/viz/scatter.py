@@ -120,6 +120,24 @@ def plot_layers_3d(ax: Axes, layers: Sequence[tuple[np.ndarray, np.ndarray, str,
     ax.set_title(f"view: elevation {view[0]:g}°, azimuth {view[1]:g}°", fontsize=8)
 
 
+def _robust_view(ax: Axes, points: np.ndarray, quantile: float = 0.5, margin: float = 0.1) -> None:
+    """Limit a 2-D view to the central part of ``points`` (the ``quantile``-th to the (100 − ``quantile``)-th
+    percentile of each axis, widened by ``margin``) when a few far points would otherwise squeeze the rest into a
+    corner (correspondence-analysis maps have such tails), and say how many points lie outside."""
+    lo, hi = np.percentile(points, [quantile, 100.0 - quantile], axis=0)
+    span = np.maximum(hi - lo, 1e-12)
+    lo, hi = lo - margin * span, hi + margin * span
+    outside = int(np.sum(np.any((points < lo) | (points > hi), axis=1)))
+    full = np.ptp(points, axis=0)
+    if outside == 0 or np.all(full <= 2.0 * (hi - lo)):
+        return
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.text(0.99, 0.01, f"{outside} of {len(points)} points outside this view", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=7, color="0.3")
+
+
 def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarray | None,
                         label_names: Sequence[str], prototypes: np.ndarray | None = None,
                         scores: dict[str, float] | None = None, title: str = "", *, geometry: str = "plane",
@@ -139,8 +157,8 @@ def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarr
     layers = [(Z, _point_colours(labels, len(Z), len(names), "tab:blue"), "o", _point_size(len(Z)))]
     handles = _legend_handles(names) if 0 < len(names) <= 20 else []
     if columns is not None:
-        layers.insert(0, (columns, np.tile(to_rgba("0.35", 0.5), (len(columns), 1)), "^",
-                          0.8 * _point_size(len(columns))))  # under the row objects
+        layers.insert(0, (columns, np.tile(to_rgba("0.25", 0.6), (len(columns), 1)), "^",
+                          max(10.0, 2.0 * _point_size(len(columns)))))  # under the row objects
         handles = handles + [plt.Line2D([], [], marker="o", ls="", color="0.2", label=f"{kinds[0]} (dots)"),
                              plt.Line2D([], [], marker="^", ls="", color="0.35", label=f"{kinds[1]} (triangles)")]
     if prototypes is not None and len(prototypes):
@@ -157,12 +175,13 @@ def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarr
                 _no_embedding(ax)
         legend_ax = axes[-1]
     else:
-        fig, legend_ax = plt.subplots(figsize=(6.5, 5.5), dpi=110)
+        fig, legend_ax = plt.subplots(figsize=(7.4 if handles else 6.0, 5.5), dpi=110)
         if finite:
             for P, colours, marker, size in layers:
                 legend_ax.scatter(P[:, 0], P[:, 1], c=colours, s=size, marker=marker, linewidths=0,
                                   rasterized=len(P) > 5000)
             legend_ax.set_aspect("equal", adjustable="datalim")
+            _robust_view(legend_ax, np.vstack([P for P, *_ in layers]))
         else:
             _no_embedding(legend_ax)
         legend_ax.set_xticks([])
