@@ -12,7 +12,7 @@ CORES ?= all
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,h5]"
+	$(BIN)/python -m pip install --quiet -e ".[test,h5,slurm]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -11,11 +11,13 @@ import re
 import sys
 from pathlib import Path
 
-from cova.config import Plan, resolve_overlay, validate_config
+from cova.config import Plan, read_config_file, resolve_overlay, validate_config
 
 
-# config.yaml is the default; a --configfile replaces it instead of being merged into it.
-if not config:
+# config.yaml is the default: `--config key=value` alone changes it, a --configfile replaces it (an overlay such as
+# config/ci.yaml names config.yaml as its base). Reading it first makes a YAML error name the file and line.
+if not workflow.overwrite_configfiles:
+    read_config_file("config.yaml")
 
     configfile: "config.yaml"
 

@@ -41,6 +41,8 @@ FAST: dict[str, dict[str, Any]] = {
     "lmds": {"n_neighbors": 5, "n_iter_per_point": 5},
     "tsne": {"perplexity": 5, "max_iter": 10, "early_exaggeration_iter": 10},
     "tsne_exact": {"perplexity": 5, "max_iter": 10},
+    "tsne_affinity": {"max_iter": 10},
+    "dosnes": {"max_iter": 10},
     "sne": {"perplexity": 5, "max_iter": 10},
     "nse": {"perplexity": 5},
     "supervised_sne": {"perplexity": 5, "max_iter": 10},

@@ -79,7 +79,7 @@ def test_missing_fields_stay_missing_after_load(tmp_path):
     inputs = build_inputs(ds, {"graph": {"source": "relations"}})
     inputs.save(tmp_path / "i.npz", with_X=inputs.X is not ds.X, with_labels=inputs.labels is not ds.labels)
     back = Inputs.load(tmp_path / "d.npz", tmp_path / "i.npz")
-    assert back.available() == {"W", "labels"}
+    assert back.available() == {"W", "labels", "degree"}
     assert back.X is None and back.R is None and back.prototypes is None and back.relation is None
     np.testing.assert_array_equal(back.labels, ds.labels)
     assert back.n_samples == ds.n_samples and back.training() is back
@@ -115,7 +115,7 @@ def test_graph_block_is_the_symmetrised_unit_sum_relation():
     expected = (A + A.T) / 2
     np.testing.assert_allclose(inputs.W.toarray(), expected / expected.sum(), rtol=1e-14, atol=0)
     assert sp.issparse(inputs.W) and inputs.W.diagonal().max() == 0.0
-    assert inputs.available() == {"W", "labels"} == provided_inputs({"graph": {"source": "relations"}})
+    assert inputs.available() == {"W", "labels", "degree"} == provided_inputs({"graph": {"source": "relations"}})
     assert inputs.spec["seed"] == 3 and inputs.spec["n_edges"] == sp.triu(inputs.W, k=1).nnz
 
 
@@ -124,7 +124,7 @@ def test_graph_block_with_features_and_cohort_inputs():
     spec = {"graph": {"source": "relations"}, "features": {"kind": "pca", "n_components": 2},
             "confidence": {"kind": "eq11", "lambda_p": 0.01}, "prototypes": {"kind": "means"}}
     inputs = build_inputs(ds, spec)
-    assert inputs.available() == provided_inputs(spec) == {"X", "labels", "W", "R", "prototypes"}
+    assert inputs.available() == provided_inputs(spec) == {"X", "labels", "W", "R", "prototypes", "degree"}
     assert inputs.X.shape == (40, 2) and inputs.R.shape == (40, 3) and inputs.prototypes.shape == (3, 2)
 
 

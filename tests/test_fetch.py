@@ -31,7 +31,7 @@ from cova.datasets.fetch import (
     fetch_file,
     sha256sum,
 )
-from cova.datasets.sources import SOURCES, Source, read_sha256sums
+from cova.datasets.sources import SOURCES, Source, read_sha256sums, source_file_name
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"  # shared/ beside the clone
 DEBIAN = Path("/usr/share/datasets")
@@ -484,6 +484,29 @@ def test_fetch_file_url_and_mirror(server, tmp_path, closed_url):
     assert fetch_file(closed_url + "other.csv", sha(B), tmp_path / "raw2", mirrors=[mirror]).read_bytes() == B
     with pytest.raises(FetchError, match="other.csv: unreachable"):
         fetch_file(closed_url + "other.csv", sha(B), tmp_path / "raw3", mirrors=[])
+
+
+def test_fetch_file_url_with_query_saves_the_name_the_loader_reads(server, tmp_path):
+    """Zenodo/figshare-style URLs: the query is not part of the name, %-escapes are decoded."""
+    write_tree(server.state.root, {"records/7/files/my data.csv": A})
+    url = server.url + "records/7/files/my%20data.csv?download=1"
+    got = fetch_file(url, sha(A), tmp_path / "raw", mirrors=[], progress=False)
+    assert got == tmp_path / "raw" / source_file_name(url) == tmp_path / "raw" / "my data.csv"
+    assert got.read_bytes() == A and server.state.requests == [("records/7/files/my data.csv", None)]
+    named = fetch_file(server.url + "records/7/files/my%20data.csv?download=1", sha(A), tmp_path / "named",
+                       mirrors=[], progress=False, filename="iris.csv")
+    assert named == tmp_path / "named" / "iris.csv" and named.read_bytes() == A
+    assert json.loads((tmp_path / "named" / MANIFEST).read_text())["files"]["iris.csv"]["sha256"] == sha(A)
+
+
+def test_fetch_file_file_url_is_copied_and_listed(tmp_path):
+    write_tree(tmp_path / "src", {"d.csv": B})
+    got = fetch_file((tmp_path / "src" / "d.csv").as_uri(), sha(B), tmp_path / "raw", mirrors=[], progress=False)
+    assert got == tmp_path / "raw" / "d.csv" and got.read_bytes() == B
+    assert set(json.loads((tmp_path / "raw" / MANIFEST).read_text())["files"]) == {"d.csv"}
+    with pytest.raises(ChecksumError, match=sha(B)):
+        fetch_file((tmp_path / "src" / "d.csv").as_uri(), sha(A), tmp_path / "raw2", mirrors=[], progress=False)
+    assert listing(tmp_path / "raw2") == set()
 
 
 # ------------------------------------------------------------------------------------ real sources

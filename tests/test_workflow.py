@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from cova.config import Plan, resolve_overlay
+from snakemake_output import job_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -56,17 +56,6 @@ def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> s
     return proc
 
 
-def planned_jobs(output: str) -> dict[str, int]:
-    """Rule -> count from the 'Job stats' table of a dry run."""
-    counts: dict[str, int] = {}
-    block = output.split("Job stats:", 1)[1] if "Job stats:" in output else ""
-    for line in block.splitlines():
-        m = re.match(r"^(\w+)\s+(\d+)\s*$", line.strip())
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
-    return counts
-
-
 @pytest.fixture(scope="module")
 def first_run(tmp_path_factory):
     workdir = make_workdir(tmp_path_factory.mktemp("run1"))
@@ -77,12 +66,12 @@ def first_run(tmp_path_factory):
 def test_dry_run_lists_the_dag(tmp_path):
     workdir = make_workdir(tmp_path)
     proc = snakemake(workdir, "-n", "--configfile", "config/ci.yaml")
-    jobs = planned_jobs(proc.stdout + proc.stderr)
+    jobs = job_stats(proc.stdout + proc.stderr)
     plan = Plan(load_ci())
     n_runs = len(plan.runs())
     assert jobs["dataset"] == len(plan.config["datasets"])  # a dataset replaced by its fallback is not built
     assert jobs["experiment"] == len(plan.experiments)
-    assert jobs["fetch"] == 2  # compound and cora, the real datasets of the CI config
+    assert jobs["fetch"] == 3  # compound, cora and worldtrade, the real datasets of the CI config
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and jobs["scatter"] == n_runs
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1
 
@@ -121,11 +110,11 @@ def test_two_runs_give_identical_scores(first_run, tmp_path):
 
 
 def test_changing_a_parameter_reruns_only_its_dependents(first_run):
-    assert planned_jobs(snakemake(first_run, "-n", "--configfile", "config/ci.yaml").stdout) == {}
+    assert job_stats(snakemake(first_run, "-n", "--configfile", "config/ci.yaml").stdout) == {}
     config = load_ci(first_run)
     config["methods"]["e1_a0.1"]["params"]["alpha"] = 0.2
     (first_run / "changed.yaml").write_text(yaml.safe_dump(config))
-    jobs = planned_jobs(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
+    jobs = job_stats(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
     plan = Plan(config)
     runs_with_e1 = sum(entry == "e1_a0.1" for _, _, entry in plan.runs())
     experiments = sum(any(e == "e1_a0.1" for _, _, e in plan.experiment_runs(n)) for n in plan.experiments)

@@ -34,7 +34,7 @@ def cmd_fetch(a: argparse.Namespace) -> None:
     if "source" in spec:
         fetch(spec["source"], a.dest, mirrors=mirrors)
     else:
-        fetch_file(spec["url"], spec["sha256"], a.dest, mirrors=mirrors)
+        fetch_file(spec["url"], spec["sha256"], a.dest, mirrors=mirrors, filename=spec.get("filename"))
 
 
 def cmd_dataset(a: argparse.Namespace) -> None:
@@ -63,7 +63,7 @@ def cmd_inputs(a: argparse.Namespace) -> None:
 
 def cmd_embed(a: argparse.Namespace) -> None:
     from .embedding import Embedding
-    from .inputs import Inputs
+    from .inputs import COHORT_INPUTS, Inputs, require_cohorts
     from .methods import DegenerateSolution, make_method
 
     inputs = Inputs.load(a.dataset, a.inputs)
@@ -72,6 +72,9 @@ def cmd_embed(a: argparse.Namespace) -> None:
     if missing:
         raise ValueError(f"method {a.method!r} needs {', '.join(missing)}, which the inputs {a.inputs} do not "
                          f"provide (they provide {', '.join(sorted(inputs.available()))})")
+    if COHORT_INPUTS & set(est.requires()) and inputs.labels is not None:
+        require_cohorts(np.unique(inputs.labels).size, f"method {a.method!r} (it uses the cohorts of inputs "
+                        f"{a.inputs})")
     train = inputs.train
     if train is not None and not callable(getattr(est, "transform", None)):
         raise ValueError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
@@ -115,7 +118,7 @@ def cmd_score(a: argparse.Namespace) -> None:
     embedding = Embedding.load(a.embedding)
     metrics = _json(a.metrics)
     t0 = time.perf_counter()
-    scores = score_run(inputs, embedding, n_neighbors=metrics.get("n_neighbors", 12), kappa=metrics.get("kappa", 2))
+    scores = score_run(inputs, embedding, **metrics)
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
     record = {**_json(a.ids), "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
               "status": embedding.status, **scores}
@@ -178,6 +181,17 @@ def cmd_fig1(a: argparse.Namespace) -> None:
     render_fig1(a.dataset, a.inputs, a.cova, a.cova_scores, a.tsne, a.tsne_scores, a.out)
 
 
+def cmd_check_config(a: argparse.Namespace) -> None:
+    from .config import ConfigError, Plan, check_config_file
+
+    try:
+        plan = Plan(check_config_file(a.configfile, a.workdir))
+    except ConfigError as err:
+        log.error("%s", err)
+        raise SystemExit(1) from None
+    log.info("%s is valid: %d datasets, %d runs", a.configfile, len(plan.config["datasets"]), len(plan.runs()))
+
+
 STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     # step: (help, function, required options, optional options with defaults)
     "fetch": ("fetch and verify raw files into data/raw/{source}", cmd_fetch, ["spec", "dest"], {"mirrors": "[]"}),
@@ -195,6 +209,9 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                    {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
+    "check-config": ("check a configuration file (YAML syntax, overlay, schema, cross-references) without "
+                     "Snakemake; an overlay's base is looked up in --workdir", cmd_check_config, ["configfile"],
+                     {"workdir": "."}),
 }
 
 

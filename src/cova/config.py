@@ -10,6 +10,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,12 +40,70 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"config key {where}: {error.message}; allowed keys: {allowed}"
     if error.validator == "required":
         return f"config key {where}: {error.message}"
+    if error.validator == "pattern" and "description" in schema:
+        return f"config key {where}: {error.instance!r} is not allowed; {schema['description']}"
     return f"config key {where}: {error.message}"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML would keep the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in first:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first given on line {first[key]})", key_node.start_mark)
+            first.setdefault(key, key_node.start_mark.line + 1)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The configuration in the YAML (or JSON) file ``path``.
+
+    Raises :class:`ConfigError` naming the file, and the line and column of a syntax error or of a key given twice
+    in one mapping, for a file that is missing, is not YAML, or does not hold a mapping of config keys at its top
+    level.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"config file {path}: cannot be read ({err.strerror or err})") from None
+    try:
+        config = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = ": ".join(str(p) for p in (getattr(err, "context", None), getattr(err, "problem", None)) if p)
+        raise ConfigError(f"config file {path}{where}: not valid YAML: {problem or err}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"config file {path}: expected a mapping of config keys (seed, datasets, ...) at the top "
+                          f"level, got {type(config).__name__}")
+    return config
+
+
+def check_config_file(path: str | Path, base_dir: str | Path | None = None) -> dict[str, Any]:
+    """Read ``path`` (:func:`read_config_file`), resolve it if it is an overlay (its base looked up in
+    ``base_dir``, by default the project root) and validate it (:func:`validate_config`). Returns the full
+    configuration; raises :class:`ConfigError` naming the file, line, or key."""
+    config = resolve_overlay(read_config_file(path), base_dir)
+    validate_config(config)
+    return config
 
 
 def load_schema(path: str | Path | None = None) -> dict[str, Any]:
     with open(path or SCHEMA_PATH) as f:
         return yaml.safe_load(f)
+
+
+#: JSON Schema counts 2.0 as an integer; a step given 2.0 for a count or an index would fail inside numpy or
+#: scikit-learn after jobs have run, so the configuration check refuses it.
+_StrictIntegers = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
 
 
 def validate_config(config: dict[str, Any], schema_path: str | Path | None = None) -> None:
@@ -55,15 +114,29 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
     """
     config = resolve_overlay(config)
     schema = load_schema(schema_path)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _StrictIntegers(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:
         best = jsonschema.exceptions.best_match(errors)
         raise ConfigError(_describe(best))
-    _check_references(config)
+    _check_references(config, schema)
 
 
-def _check_references(config: dict[str, Any]) -> None:
+def _check_loader_params(name: str, ds: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Validate a dataset's ``params`` against its loader's schema (``$defs/loader_params``): types and ranges."""
+    params_schema = schema["$defs"].get("loader_params", {}).get("properties", {}).get(ds["loader"])
+    if params_schema is None:
+        return
+    validator = _StrictIntegers({**params_schema, "$defs": schema["$defs"]})
+    errors = list(validator.iter_errors(ds.get("params", {})))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        where = _key(("datasets", name, "params", *best.absolute_path))
+        message = _describe(best).split(": ", 1)[1]
+        raise ConfigError(f"config key {where}: {message} (loader {ds['loader']!r})")
+
+
+def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
     from .datasets import LOADERS
     from .methods import METHODS, make_method, method_parameters
     from .methods.constraints import InvalidParameterError, explain
@@ -77,6 +150,7 @@ def _check_references(config: dict[str, Any]) -> None:
         if unknown:
             raise ConfigError(f"config key datasets.{name}.params: unknown parameters {unknown}; "
                               f"allowed for loader {ds['loader']!r}: {sorted(allowed)}")
+        _check_loader_params(name, ds, schema)
         if "source" in ds and ds["loader"] != "generic":
             raise ConfigError(f"config key datasets.{name}.source: only the 'generic' loader takes a source; "
                               f"loader {ds['loader']!r} knows its own")
@@ -117,6 +191,7 @@ def _check_references(config: dict[str, Any]) -> None:
             for j, m in enumerate(run["methods"]):
                 _ref(config, "methods", m, f"{where}[{i}].methods[{j}]")
             _check_required_inputs(config, run, f"{where}[{i}]")
+            _check_cohort_count(config, run, f"{where}[{i}]")
     for name, e in experiments.items():
         for axis in {"sweep": ("x",), "reference_sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
             if axis not in e:
@@ -164,6 +239,59 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
                 raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) needs "
                                   f"{', '.join(missing)}, which inputs block {run['inputs']!r} does not provide "
                                   f"(it provides {', '.join(sorted(provided))})")
+
+
+#: Loader -> the parameters whose product is its number of cohorts (a loader's default when not set); loaders not
+#: listed read their classes from a file. ``random_matrix`` has one cohort by design (no parameters).
+COHORT_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "sinusoid": ("n_cohorts",), "swiss_roll": ("n_cohorts",), "cylinder1": ("n_sectors",),
+    "cylinder2": ("n_sectors", "n_bands"), "s_curve": ("n_t_bins", "n_h_bins"), "sphere": ("n_lon_bins", "n_lat_bins"),
+    "places_shaped": ("n_classes",), "places2": ("n_classes",), "random_matrix": (),
+}
+
+
+def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
+    """(number of cohorts, how it follows from the params) of a dataset entry whose loader fixes it
+    (:data:`COHORT_PARAMETERS`; ``places2`` only with ``n_classes`` set), else ``None``."""
+    from .datasets import LOADERS
+
+    if ds["loader"] not in COHORT_PARAMETERS:
+        return None
+    defaults = {k: p.default for k, p in inspect.signature(LOADERS[ds["loader"]]).parameters.items()}
+    values = {k: ds.get("params", {}).get(k, defaults[k]) for k in COHORT_PARAMETERS[ds["loader"]]}
+    if None in values.values():
+        return None
+    how = ", ".join(f"{k}={v}" for k, v in values.items()) or "one cohort by design"
+    return int(math.prod(values.values())), f"loader {ds['loader']!r}: {how}"
+
+
+def _check_cohort_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run that arranges cohorts (an inputs block building R or prototypes, or a method requiring labels,
+    R or prototypes) on a dataset known to have fewer than 2 cohorts (:func:`cova.inputs.require_cohorts`)."""
+    from .inputs import COHORT_INPUTS, require_cohorts
+    from .methods import METHODS
+
+    block = config["inputs"][run["inputs"]]
+    known = known_cohort_count(config["datasets"][run["dataset"]])
+    subset = block.get("subset", {}).get("n_classes")
+    if known is not None and subset is not None and subset > known[0]:
+        raise ConfigError(f"config key {where}: inputs block {run['inputs']!r} keeps subset.n_classes={subset} "
+                          f"classes, but dataset {run['dataset']!r} has {known[0]} ({known[1]})")
+    if block.get("cohorts", {}).get("kind") == "spectral" or known is None or known[0] >= 2:
+        return
+    who = []
+    if {"confidence", "prototypes"} & set(block) or not {"graph", "relation"} & set(block):
+        who.append(f"inputs block {run['inputs']!r} (cohort confidences R, prototypes)")
+    for entry in run["methods"]:
+        m = config["methods"][entry]
+        if any(COHORT_INPUTS & set(METHODS[m["method"]](**params).requires()) for _, params, _ in expand_grid(entry, m)):
+            who.append(f"method entry {entry!r} ({m['method']})")
+    if who:
+        try:
+            require_cohorts(known[0], " and ".join(who))
+        except ValueError as err:
+            raise ConfigError(f"config key {where}: dataset {run['dataset']!r} has {known[0]} cohort "
+                              f"({known[1]}); {err}") from None
 
 
 def _local_file(ds: dict[str, Any]) -> str | None:
@@ -254,8 +382,7 @@ def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) 
     path = path if path.is_absolute() else base_dir / path
     if not path.is_file():
         raise ConfigError(f"config key overlay.base: {block['base']!r} not found (looked for {path})")
-    with open(path) as f:
-        base = resolve_overlay(yaml.safe_load(f), base_dir)
+    base = resolve_overlay(read_config_file(path), base_dir)
     merged = copy.deepcopy(_merge(base, {k: v for k, v in config.items() if k != "overlay"}, ()))
     excluded = block.get("exclude_experiments", {})
     experiments = merged.get("paper", {}).get("experiments", {})
@@ -392,11 +519,23 @@ class Plan:
             return [key, "mnist"]
         return [key]
 
+    def generic_file_name(self, dataset: str) -> str:
+        """The name a ``generic`` dataset's downloaded file has in ``data/raw/{dataset}/``: ``source.filename``, or
+        the URL's last path segment without query, %-decoded (``cova.datasets.sources.source_file_name``)."""
+        from .datasets.sources import source_file_name
+
+        src = self.dataset(dataset)["source"]
+        try:
+            return source_file_name(src["url"], src.get("filename"))
+        except ValueError as err:
+            raise ConfigError(f"config key datasets.{dataset}.source: {err}") from None
+
     def fetch_spec(self, raw_key: str) -> dict[str, Any]:
-        """What the fetch step gets for ``data/raw/{raw_key}``: a registered source name or a URL + sha256."""
+        """What the fetch step gets for ``data/raw/{raw_key}``: a registered source name, or a URL + sha256 and
+        the file name it is saved under (the one :meth:`loader_params` reads)."""
         ds = self.config["datasets"].get(raw_key, {})
         if ds.get("loader") == "generic" and "source" in ds:
-            return dict(ds["source"])
+            return {**ds["source"], "filename": self.generic_file_name(raw_key)}
         return {"source": raw_key}
 
     def raw_dir_arg(self, dataset: str) -> str:
@@ -419,7 +558,7 @@ class Plan:
         ds = self.dataset(dataset)
         params = dict(ds.get("params", {}))
         if ds["loader"] == "generic" and "source" in ds:
-            params["path"] = f"data/raw/{dataset}/{ds['source']['url'].rstrip('/').rsplit('/', 1)[-1]}"
+            params["path"] = f"data/raw/{dataset}/{self.generic_file_name(dataset)}"
         return params
 
     def inputs_name(self, inputs_id: str) -> str:

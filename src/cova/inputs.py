@@ -31,6 +31,10 @@ graph:    {source: relations}   # W = (A + Aᵀ)/2, zero diagonal, unit sum; X, 
 relation: {source: X}           # rows = samples (with their labels), columns = features; empty rows/columns dropped
 ```
 
+``graph.largest_component: true`` keeps the largest connected component of A; ``normalize`` (under ``graph`` or
+``weights``) makes W doubly stochastic (DOSNES Sec. 3, :func:`cova.affinity.normalize_affinity`), and the inputs
+then carry every row's ``degree`` before the normalisation (graph blocks always carry it).
+
 :func:`provided_inputs` says which fields a block produces without building it (the configuration check).
 """
 
@@ -44,11 +48,26 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .datasets.base import Dataset
+from .datasets.base import SAMPLE_NAME_KEYS, Dataset
 from .io import save_npz_atomic
 
 #: The names :meth:`Inputs.available` may return, in a fixed order.
-INPUT_FIELDS = ("X", "labels", "W", "R", "prototypes", "relation")
+INPUT_FIELDS = ("X", "labels", "W", "R", "prototypes", "relation", "degree")
+#: The inputs that describe cohorts: a method that requires one of them arranges cohorts.
+COHORT_INPUTS = frozenset({"labels", "R", "prototypes"})
+
+
+def require_cohorts(n_cohorts: int, who: str) -> None:
+    """Refuse fewer than two cohorts for ``who`` (a method or an inputs block that arranges cohorts).
+
+    With one cohort, R (COVA Eqs. 9-12) is a column of ones, there is one prototype and nothing to arrange, and
+    every cohort score is 1 whatever the embedding.
+    """
+    if n_cohorts < 2:
+        raise ValueError(f"{who}: at least 2 cohorts are needed, but the data has {n_cohorts}; with one cohort there "
+                         f"is nothing to arrange and every cohort score would be 1. Use data with at least 2 classes "
+                         f"(or cohorts: {{kind: spectral, n_clusters: k}}), or a method that needs none of "
+                         f"{', '.join(sorted(COHORT_INPUTS))}")
 
 
 @dataclass
@@ -120,7 +139,9 @@ class Inputs:
     ``X`` (l, d) features; ``labels`` (l,) cohort indices with ``label_names``; ``W`` a sparse, symmetric,
     unit-sum affinity graph (a kNN graph built from X, or a given graph); ``R`` dense (l, c) cohort confidences;
     ``prototypes`` (c, k) cohort positions Υ; ``relation`` a rectangular :class:`Relation` (its rows are the
-    l samples). :meth:`available` names the fields that are present.
+    l samples); ``degree`` (l,) every row's weighted degree in the affinity graph *before* its normalisation (a
+    doubly stochastic W has equal degrees; docs/dosnes.md says which sums). :meth:`available` names the fields
+    that are present.
     """
 
     X: np.ndarray | None = None
@@ -135,6 +156,7 @@ class Inputs:
     gold_prototypes: np.ndarray | None = None  # prototypes from all true labels (Fig. 5 "gold standard")
     labelled: np.ndarray | None = None         # (l,) bool: the samples whose labels were given (Fig. 5)
     relation: Relation | None = None
+    degree: np.ndarray | None = None           # (rows of W,) weighted degree before the normalisation of W
 
     @property
     def n_cohorts(self) -> int:
@@ -163,7 +185,7 @@ class Inputs:
             return self
         return Inputs(X=None if self.X is None else self.X[self.train],
                       labels=None if self.labels is None else self.labels[self.train], label_names=self.label_names,
-                      W=self.W, R=self.R, prototypes=self.prototypes, spec=self.spec)
+                      W=self.W, R=self.R, prototypes=self.prototypes, spec=self.spec, degree=self.degree)
 
     def save(self, path: str | os.PathLike, *, with_X: bool = False, with_labels: bool = False) -> None:
         """Write every present field and the spec atomically (no pickles). X and the labels are written only
@@ -173,7 +195,7 @@ class Inputs:
         if self.W is not None:
             W = self.W.tocsr()
             extra.update(W_data=W.data, W_indices=W.indices, W_indptr=W.indptr, W_shape=np.array(W.shape))
-        for key in ("R", "prototypes"):
+        for key in ("R", "prototypes", "degree"):
             if getattr(self, key) is not None:
                 extra[key] = getattr(self, key)
         extra["spec"] = np.array(json.dumps(self.spec, sort_keys=True))
@@ -208,7 +230,7 @@ class Inputs:
             else:
                 labels, names = None, []
             optional = {key: f[key] for key in ("train", "gold_labels", "gold_prototypes", "labelled", "R",
-                                                "prototypes") if key in f}
+                                                "prototypes", "degree") if key in f}
             relation = Relation._from_arrays(f) if "relation_data" in f else None
             return cls(X=X, labels=labels, label_names=names, W=W, spec=json.loads(str(f["spec"])),
                        relation=relation, **optional)
@@ -275,7 +297,8 @@ def provided_inputs(spec: dict[str, Any]) -> set[str]:
     Raises ``ValueError`` for a combination of keys the block kind does not accept."""
     kind = block_kind(spec)
     if kind == "vectors":
-        return {"X", "labels", "W", "R", "prototypes"}
+        degree = {"degree"} if "normalize" in (spec.get("weights") or {}) else set()
+        return {"X", "labels", "W", "R", "prototypes"} | degree
     allowed = GRAPH_KEYS if kind == "graph" else RELATION_KEYS
     extra = sorted(set(spec) - allowed)
     if extra:
@@ -284,8 +307,8 @@ def provided_inputs(spec: dict[str, Any]) -> set[str]:
         return {"relation", "labels"}
     if (spec.get("cohorts") or {}).get("kind") == "predicted":
         raise ValueError("an inputs block with 'graph' does not take cohorts kind 'predicted'")
-    return {"W", "labels"} | {name for key, name in (("features", "X"), ("confidence", "R"),
-                                                      ("prototypes", "prototypes")) if key in spec}
+    return {"W", "labels", "degree"} | {name for key, name in (("features", "X"), ("confidence", "R"),
+                                                                ("prototypes", "prototypes")) if key in spec}
 
 
 def _prototype_recipe(block: dict[str, Any], n_cohorts: int, seed: int) -> tuple[str, str, dict[str, Any]]:
@@ -299,9 +322,58 @@ def _prototype_recipe(block: dict[str, Any], n_cohorts: int, seed: int) -> tuple
                              given=None if given is None else np.asarray(given, float), **p)
 
 
+def _largest_component(dataset: Dataset) -> tuple[Dataset, dict[str, Any]]:
+    """The dataset restricted to the largest connected component of its relation graph (A or Aᵀ non-zero off
+    the diagonal; the first such component on ties): rows of X, labels (renumbered over the cohorts present),
+    relations and the per-sample names of ``meta`` are sliced alike. Facts: the counts kept and dropped, and
+    ``kept_rows`` when rows were dropped."""
+    from scipy.sparse.csgraph import connected_components
+
+    A = sp.csr_matrix(dataset.relations, copy=True)
+    A.setdiag(0.0)
+    A.eliminate_zeros()
+    _, comp = connected_components(A, directed=True, connection="weak")
+    sizes = np.bincount(comp)
+    keep = np.flatnonzero(comp == int(np.argmax(sizes)))
+    facts: dict[str, Any] = {"n_components": int(sizes.size), "largest_component_kept": int(keep.size),
+                             "largest_component_dropped": int(dataset.n_samples - keep.size)}
+    if keep.size == dataset.n_samples:
+        return dataset, facts
+    present, y = np.unique(dataset.labels[keep], return_inverse=True)
+    meta = {key: ([value[i] for i in keep] if key in SAMPLE_NAME_KEYS and isinstance(value, list)
+                  and len(value) == dataset.n_samples else value) for key, value in dataset.meta.items()}
+    kept = Dataset(dataset.X[keep], y, [dataset.label_names[k] for k in present],
+                   relations=dataset.relations[keep][:, keep], meta=meta)
+    return kept, dict(facts, kept_rows=keep.tolist())
+
+
+def _graph_degree(A: sp.spmatrix) -> np.ndarray:
+    """Σ_{j≠i} (a_ij + a_ji)/2: the row sums of the symmetrised relation matrix with zero diagonal, before any
+    normalisation (the weighted degree of every vertex)."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    diag = A.diagonal()
+    return 0.5 * (np.asarray(A.sum(axis=1)).ravel() + np.asarray(A.sum(axis=0)).ravel()) - diag
+
+
+def _normalized(W: sp.csr_matrix, normalize: dict[str, Any] | None) -> tuple[sp.csr_matrix, dict[str, Any]]:
+    """The ``normalize`` post-step of a unit-sum W (:func:`cova.affinity.normalize_affinity`) and its facts; kind
+    ``sum`` (the default) returns W itself, so inputs without ``normalize`` are unchanged."""
+    from .affinity import normalize_affinity
+
+    normalize = dict(normalize or {"kind": "sum"})
+    if normalize.get("kind", "sum") == "sum":
+        if set(normalize) - {"kind"}:
+            raise ValueError(f"normalize kind 'sum' takes no parameters, got {sorted(set(normalize) - {'kind'})}")
+        return W, {}
+    return normalize_affinity(W, **normalize)
+
+
 def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
     """``graph: {source: relations}``: the dataset's relation matrix A is the affinity itself,
-    W = (A + Aᵀ)/2 with zero diagonal and unit sum (:func:`cova.affinity.symmetrize_normalize`). X is provided
+    W = (A + Aᵀ)/2 with zero diagonal and unit sum (:func:`cova.affinity.symmetrize_normalize`), or its doubly
+    stochastic form divided by l with ``normalize`` (:func:`cova.affinity.normalize_affinity`). With
+    ``largest_component: true`` only the largest connected component of A is kept (DOSNES Sec. 6 does this for
+    the NIPS graph). ``degree`` holds the weighted degrees of (A + Aᵀ)/2 before normalisation. X is provided
     only with a ``features`` block, R and Υ only with ``confidence`` / ``prototypes`` blocks (built on this W and
     on the features, the dataset's X by default)."""
     from .affinity import symmetrize_normalize
@@ -319,13 +391,21 @@ def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
                          f"({dataset.meta.get('name', 'this dataset')} has none)")
     if A.shape != (dataset.n_samples,) * 2:
         raise ValueError(f"inputs graph: the relation matrix must be l×l (l = {dataset.n_samples}), got {A.shape}")
-    W = symmetrize_normalize(A)
+    component: dict[str, Any] = {}
+    if spec["graph"].get("largest_component", False):
+        dataset, component = _largest_component(dataset)
+        A = dataset.relations
+    W, norm_facts = _normalized(symmetrize_normalize(A), spec["graph"].get("normalize"))
+    graph_degree = _graph_degree(A)
     labels, names = assign_cohorts(dataset, spec.get("cohorts"), seed=seed)
     Xf, facts = transform_features(dataset, spec.get("features"), labels=labels, seed=seed)
     degree = np.asarray(W.sum(axis=1)).ravel()
-    facts = dict(facts, n_edges=int(sp.triu(W, k=1).nnz), n_isolated=int(np.sum(degree == 0)))
+    facts = dict(facts, n_edges=int(sp.triu(W, k=1).nnz), n_isolated=int(np.sum(degree == 0)), **component,
+                 **norm_facts)
     R = prototypes = None
     c = len(names)
+    if "confidence" in spec or "prototypes" in spec:
+        require_cohorts(np.unique(labels).size, "an inputs block with cohort confidences R or prototypes")
     if "confidence" in spec:
         r = dict(spec["confidence"])
         R = confidence_matrix(labels, kind=r.pop("kind"), X=Xf, W=W, n_cohorts=c, **r)
@@ -336,7 +416,7 @@ def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
     if sub:
         facts = dict(facts, n_samples=int(labels.shape[0]), n_cohorts=c)
     return Inputs(X=Xf if "X" in provided else None, labels=labels, label_names=names, W=W, R=R,
-                  prototypes=prototypes, spec=dict(spec, seed=seed, **facts))
+                  prototypes=prototypes, spec=dict(spec, seed=seed, **facts), degree=graph_degree)
 
 
 def _relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
@@ -413,6 +493,7 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     else:
         labels, names = assign_cohorts(dataset, spec.get("cohorts"), seed=seed)
     c = len(names)
+    require_cohorts(c, "an inputs block with cohort confidences R and prototypes")
     counts = np.bincount(labels, minlength=c)
     if np.any(counts < 2):
         empty = [names[j] for j in np.flatnonzero(counts < 2)]
@@ -423,7 +504,13 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     rows = np.arange(labels.shape[0]) if train is None else np.flatnonzero(train)
     Xt, yt = X[rows], labels[rows]
     w = dict(spec.get("weights", {"kind": "euclidean_max"}))
+    normalize = w.pop("normalize", None)
     W = build_weights(Xt, w.pop("kind"), labels=yt, random_state=seed, **w)
+    degree = None
+    if normalize is not None:
+        degree = W.shape[0] * np.asarray(W.sum(axis=1)).ravel()
+        W, norm_facts = _normalized(W, normalize)
+        facts = dict(facts, **norm_facts)
     r = dict(spec.get("confidence", {"kind": "eq12"}))
     R = confidence_matrix(yt, kind=r.pop("kind"), X=Xt, W=W, n_cohorts=c, **r)
     kind, space, common = _prototype_recipe(spec.get("prototypes", {"kind": "tsne"}), c, seed)
@@ -445,4 +532,5 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     return Inputs(X=X, labels=labels, label_names=names, W=W, R=R,
                   prototypes=np.asarray(prototypes, dtype=np.float64), spec=dict(spec, seed=seed, **facts),
                   train=train, gold_labels=gold_labels,
-                  gold_prototypes=None if gold is None else np.asarray(gold, dtype=np.float64), labelled=labelled)
+                  gold_prototypes=None if gold is None else np.asarray(gold, dtype=np.float64), labelled=labelled,
+                  degree=degree)

@@ -3,7 +3,8 @@
 # (config `benchmarks:`; the full sizes take ≈ 15 min on an idle 2-core machine; needs Fashion-MNIST in data/raw/fashion_mnist or
 # /usr/share/datasets/fashion-mnist, otherwise synthetic blobs of the same shape). E2/E3 use the FFT repulsion at every
 # n (method default "auto" would be exact, O(n²), up to 5,000 samples) and the momentum optimiser (one gradient per
-# iteration, as openTSNE; "auto" would use Armijo up to 5,000 samples). The plot goes into the HTML report:
+# iteration, as openTSNE; "auto" would use Armijo up to 5,000 samples). DOSNES uses Barnes–Hut at every n (the 3-D
+# counterpart of "fft"); its ratio_tsne is its time per iteration over openTSNE's. The plot goes into the HTML report:
 #   snakemake all benchmarks --report results/report.html
 # A quick run outside Snakemake:
 #   python benchmarks/scaling.py --sizes 1000,5000 --out results/benchmarks/quick.csv

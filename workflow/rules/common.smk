@@ -1,12 +1,13 @@
 # Helpers shared by the rules: wildcard constraints and the JSON handed to each step.
 
 
+# Names are path components: never '.', '..' or anything else starting with a dot or a dash (the schema's $defs/name).
 wildcard_constraints:
-    dataset="[A-Za-z0-9_.-]+",
-    raw="[A-Za-z0-9_.-]+",
-    inputs_id="[A-Za-z0-9_.-]+",
+    dataset="[A-Za-z0-9_][A-Za-z0-9_.-]*",
+    raw="[A-Za-z0-9_][A-Za-z0-9_.-]*",
+    inputs_id="[A-Za-z0-9_][A-Za-z0-9_.-]*",
     method="[a-z0-9_]+",
-    params_id="[A-Za-z0-9_.-]+",
+    params_id="[A-Za-z0-9_][A-Za-z0-9_.-]*",
 
 
 ENV = "../../environment.yml"

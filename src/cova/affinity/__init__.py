@@ -1,6 +1,15 @@
 """Local weight matrices W (COVA Sec. 3.1, Eqs. 1–3, App. C): nearest neighbours, perplexity calibration, the W
-variants, Eq. 3, 𝐋(W); the κ-NN cohort graph and the spectral embedding (:mod:`.graphs`)."""
+variants, Eq. 3, 𝐋(W); the κ-NN cohort graph and the spectral embedding (:mod:`.graphs`); doubly stochastic
+normalisations (DOSNES Sec. 3, :mod:`.doubly_stochastic`)."""
 
+from cova.affinity.doubly_stochastic import (
+    NORMALIZE_KINDS,
+    SinkhornResult,
+    SinkhornWarning,
+    normalize_affinity,
+    random_walk_normalize,
+    sinkhorn_knopp,
+)
 from cova.affinity.graphs import knn_graph, spectral_embedding
 from cova.affinity.knn import METHODS, METRICS, nearest_neighbors, pair_sq_distances
 from cova.affinity.perplexity import (
@@ -26,6 +35,9 @@ __all__ = [
     "KINDS",
     "METHODS",
     "METRICS",
+    "NORMALIZE_KINDS",
+    "SinkhornResult",
+    "SinkhornWarning",
     "build_weights",
     "calibrate_precisions",
     "conditional_probabilities",
@@ -39,7 +51,10 @@ __all__ = [
     "log_conditional_probabilities",
     "max_pairwise_distance",
     "nearest_neighbors",
+    "normalize_affinity",
     "pair_sq_distances",
+    "random_walk_normalize",
+    "sinkhorn_knopp",
     "spectral_embedding",
     "supervised_shrink",
     "symmetrize_normalize",

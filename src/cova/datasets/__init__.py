@@ -16,9 +16,11 @@ from .coil20 import coil20
 from .compound import compound
 from .cora import cora
 from .digits import digits
+from .fetch import verify_manifest
 from .generic import generic
 from .mnist import fashion_mnist, mnist, read_idx
 from .places2 import places2
+from .random_matrix import random_matrix
 from .synthetic import cylinder1, cylinder2, places_shaped, s_curve, sinusoid, sphere, swiss_roll
 from .worldtrade import worldtrade
 
@@ -30,6 +32,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "s_curve": s_curve,
     "sphere": sphere,
     "places_shaped": places_shaped,
+    "random_matrix": random_matrix,
     "digits": digits,
     "cora": cora,
     "mnist": mnist,
@@ -74,7 +77,8 @@ def load(name: str, raw_dir: str | os.PathLike | None = None, **params: Any) -> 
     """Build the dataset ``name`` with loader parameters ``params``.
 
     Loaders that read fetched files (those with a ``raw_dir`` parameter) get ``raw_dir``, which is then
-    required; other loaders ignore it. Unknown names and parameters raise ``ValueError`` naming the allowed
+    required, after its files are checked against the sha256 in its ``manifest.json``
+    (:func:`cova.datasets.fetch.verify_manifest`); other loaders ignore it. Unknown names and parameters raise ``ValueError`` naming the allowed
     values.
     """
     if name not in LOADERS:
@@ -88,6 +92,7 @@ def load(name: str, raw_dir: str | os.PathLike | None = None, **params: Any) -> 
         if raw_dir is None:
             raise ValueError(f"dataset loader {name!r} reads fetched files: give raw_dir (the folder of fetch "
                              f"source {raw_source(name, params)!r})")
+        verify_manifest(raw_dir)
         return loader(raw_dir, **params)
     return loader(**params)
 

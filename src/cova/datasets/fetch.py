@@ -8,8 +8,10 @@ the next mirror or URL is tried. Interrupted downloads are kept as ``.<file>.par
 HTTP ``Range`` request. ``manifest.json`` (file -> sha256, size, origin) is written last: its presence
 proves the folder is complete.
 
-Only the standard library is used (``urllib.request`` for HTTP); nothing is ever unpickled, and archive
-members with absolute paths or ``..`` make the whole archive rejected.
+Only the standard library is used (``urllib.request`` for HTTP and ``file://`` URLs); nothing is ever unpickled,
+and archive members with absolute paths or ``..`` make the whole archive rejected. The loaders check the files
+of a fetched folder against its manifest before reading them (:func:`verify_manifest`), so a file changed after
+it was fetched is refused.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from .sources import SOURCES, Source, check_relative_name
+from .sources import SOURCES, Source, check_relative_name, source_file_name
 
 ENV_MIRROR = "COVA_DATA_MIRROR"
 MANIFEST = "manifest.json"
@@ -162,7 +164,7 @@ def _host(url: str) -> str:
 
 
 def _is_url(text: str) -> bool:
-    return urllib.parse.urlsplit(text).scheme.lower() in ("http", "https")
+    return urllib.parse.urlsplit(text).scheme.lower() in ("http", "https", "file")
 
 
 class _Log:
@@ -262,7 +264,7 @@ def _download_to_part(url: str, part: Path, *, what: str, timeout: float, log: _
                 return _download_to_part(url, part, what=what, timeout=timeout, log=log)
             mode = "ab"
             log.info(f"{what}: resuming {url} at byte {offset}")
-        elif status == 200:
+        elif status == 200 or (status is None and url.lower().startswith("file:")):
             if offset:
                 log.info(f"{what}: server ignored the Range request; downloading {url} from scratch")
             offset, mode = 0, "wb"
@@ -660,14 +662,16 @@ def fetch(source: Source | str, dest: str | os.PathLike, *, mirrors: Sequence[st
 
 def fetch_file(url_or_path: str | os.PathLike, sha256: str | None, dest_dir: str | os.PathLike, *,
                mirrors: Sequence[str | os.PathLike] | None = None, progress: bool = True,
-               timeout: float = 60) -> Path:
+               timeout: float = 60, filename: str | None = None) -> Path:
     """Obtain one user-supplied file (the ``generic`` loader's input) and return its verified path.
 
     * An existing local path is verified in place (if ``sha256`` is given) and returned as is.
-    * An ``http(s)://`` URL requires ``sha256``: the file ``dest_dir/<basename>`` is kept if it verifies,
-      otherwise copied from a mirror (``<mirror>/<basename>``) or downloaded like :func:`fetch` does
+    * An ``http(s)://`` or ``file://`` URL requires ``sha256``: the file ``dest_dir/<name>`` is kept if it
+      verifies, otherwise copied from a mirror (``<mirror>/<name>``) or downloaded like :func:`fetch` does
       (``.part`` + resume, verification, atomic rename); ``dest_dir/manifest.json`` then describes
       exactly this file (one user-supplied file per folder, as the workflow's ``fetch`` rule expects).
+      ``<name>`` is ``filename`` if given, else :func:`~cova.datasets.sources.source_file_name` of the URL
+      (its last path segment, %-decoded, without the query), the name the workflow's dataset step reads.
     * A local path that does not exist is looked up by its base name in the mirrors (needs ``sha256``).
     """
     digest = (sha256 or "").strip().lower()
@@ -675,11 +679,11 @@ def fetch_file(url_or_path: str | os.PathLike, sha256: str | None, dest_dir: str
         raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
     text = os.fspath(url_or_path)
     if _is_url(text):
-        name = PurePosixPath(urllib.parse.unquote(urllib.parse.urlsplit(text).path)).name
-        urls = [text]
+        name = source_file_name(text, filename)
+        parts = urllib.parse.urlsplit(text)
+        # a local file has no query: urllib would read "?download=1" as part of its name
+        urls = [parts._replace(query="", fragment="").geturl() if parts.scheme.lower() == "file" else text]
     else:
-        if text.startswith("file://"):
-            text = urllib.request.url2pathname(urllib.parse.urlsplit(text).path)
         path = Path(text).expanduser()
         if path.is_file():
             if digest:
@@ -705,11 +709,55 @@ def fetch_file(url_or_path: str | os.PathLike, sha256: str | None, dest_dir: str
     entries = _obtain(label=f"file {name!r}", files={name: digest}, dest=dest, mirror_subdirs=(),
                       mirrors=_mirror_list(mirrors), file_urls={name: urls}, archive_urls=(), archive=None,
                       timeout=timeout, progress=progress,
-                      no_url_reason=f"{text}: not an existing file and not an http(s) URL", hint=hint)
+                      no_url_reason=f"{text}: not an existing file and not an http(s) or file URL", hint=hint)
     _write_manifest(dest, {"dataset": dest.name, "description": f"user-supplied file {text}", "licence": ""},
                     entries)
     return dest / name
 
 
+def verify_manifest(folder: str | os.PathLike, names: Iterable[str] | None = None) -> None:
+    """Check the files of a fetched ``folder`` against the sha256 its ``manifest.json`` recorded.
+
+    ``names`` limits the check to those files (a name the manifest does not list is not checked). A folder
+    without a manifest was not fetched (a mirror or a folder laid out by hand) and is read as it is. Raises
+    :class:`ChecksumError` naming every file that changed or went missing since it was fetched, with both
+    hashes, and how to fetch it again.
+    """
+    folder = Path(folder)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        expected = {str(f): str(e["sha256"]) for f, e in listed.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise FetchError(f"{manifest}: unreadable manifest ({e!r}); delete it and run the fetch step again") from None
+    wanted = list(expected) if names is None else [n for n in names if n in expected]
+    bad: list[Mismatch] = []
+    lines: list[str] = []
+    for fname in wanted:
+        path = folder / fname
+        if not path.is_file():
+            lines.append(f"  - {path}: missing (fetched with sha256 {expected[fname]})")
+            bad.append(Mismatch(str(path), expected[fname], "", str(manifest)))
+            continue
+        actual = sha256sum(path)
+        if actual != expected[fname]:
+            lines.append(f"  - {path}: sha256 {actual}, but {MANIFEST} recorded {expected[fname]} when it was fetched")
+            bad.append(Mismatch(str(path), expected[fname], actual, str(manifest)))
+    if bad:
+        raise ChecksumError("\n".join([f"{folder}: {len(bad)} raw file{'s' if len(bad) != 1 else ''} changed since "
+                                        "they were fetched; they are not used:", *lines,
+                                        f"To fetch them again, delete {manifest} and re-run the workflow (or "
+                                        "`python -m cova fetch`): the fetch step replaces every file that does "
+                                        "not verify."]), bad)
+
+
+def verify_listed(path: str | os.PathLike) -> None:
+    """:func:`verify_manifest` for one file: checked if its folder's ``manifest.json`` lists it."""
+    path = Path(path)
+    verify_manifest(path.parent, [path.name])
+
+
 __all__ = ["ChecksumError", "ENV_MIRROR", "FetchError", "MANIFEST", "Mismatch", "default_mirrors", "fetch",
-           "fetch_file", "sha256sum"]
+           "fetch_file", "sha256sum", "verify_listed", "verify_manifest"]

@@ -8,6 +8,7 @@ as distributed at the time the registry was written. :func:`cova.datasets.fetch.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import PurePosixPath
@@ -21,6 +22,31 @@ def check_relative_name(name: str) -> None:
     p = PurePosixPath(name)
     if not name or "\\" in name or p.is_absolute() or any(part in ("..", ".", "") for part in name.split("/")):
         raise ValueError(f"unsafe file name {name!r}: must be a relative path without '..' or '.' components")
+
+
+URL_SCHEMES = ("http", "https", "file")
+
+
+def source_file_name(url: str, filename: str | None = None) -> str:
+    """The local name of the file a user-supplied ``source: {url, sha256, filename}`` downloads.
+
+    ``filename`` if given, else the last segment of the URL's path, %-decoded, without query or fragment
+    (``https://zenodo.org/records/1/files/my%20data.csv?download=1`` -> ``my data.csv``). The fetch step saves
+    the file under this name and the dataset step reads it, so both derive it here. Raises ``ValueError`` for a
+    URL that is not ``http(s)://`` or ``file://``, a URL whose path names no file, or an unsafe name.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in URL_SCHEMES:
+        raise ValueError(f"source url {url!r} must be an http(s):// or file:// URL (a local file is given as "
+                         "params.path instead)")
+    name = filename if filename is not None else PurePosixPath(urllib.parse.unquote(parts.path)).name
+    if not name:
+        raise ValueError(f"cannot tell a file name from the URL {url!r} (its path names no file): give "
+                         "source.filename, e.g. filename: data.csv")
+    if "/" in name:
+        raise ValueError(f"source filename {name!r} must be a plain file name, without '/'")
+    check_relative_name(name)
+    return name
 
 
 @dataclass(frozen=True)
@@ -178,4 +204,5 @@ SOURCES: dict[str, Source] = {
     ]
 }
 
-__all__ = ["ARCHIVE_KINDS", "SOURCES", "Source", "check_relative_name", "read_sha256sums"]
+__all__ = ["ARCHIVE_KINDS", "SOURCES", "Source", "URL_SCHEMES", "check_relative_name", "read_sha256sums",
+           "source_file_name"]

@@ -12,6 +12,7 @@ from typing import Any
 from .cova.cora import link_panels, reference_sweep
 from .cova.images import img_links, img_sweep
 from .cova.links import highlight_grid, link_graphs
+from .dosnes.figures import radial_panels, sphere_panels
 from .generic import heatmap, scatter_grid, score_table, sweep
 from .nerv.panels import nerv_panels
 from .nerv.retrieval import retrieval
@@ -29,6 +30,8 @@ RENDERERS: dict[str, Renderer] = {
     "highlight_grid": highlight_grid, "link_graphs": link_graphs,
     "link_panels": link_panels, "reference_sweep": reference_sweep,
     "img_links": img_links, "img_sweep": img_sweep,
+    # DOSNES (Lu, Yang & Corander 2016): Fig. 1, Figs. 2-4
+    "radial_panels": radial_panels, "sphere_panels": sphere_panels,
 }
 
 

@@ -5,7 +5,8 @@ Manifold objects (:class:`~.base.Manifold`: ``project(x, g)``, ``retract(x, u)``
 - :class:`~.euclidean.Euclidean`: R^{l×k}, optionally re-centred after every step (SNE, t-SNE, prototypes);
 - :class:`~.noncompact_stiefel.NoncompactStiefel`: R_*^{l×k} for E2–E4 (rank-repairing retraction);
 - :class:`~.stiefel.Stiefel`: St(k̃, k) for P1–P4 (tangent projection, QR and polar retractions);
-- :class:`~.sphere.Sphere`: every row on a sphere of a given radius.
+- :class:`~.sphere.Sphere`: every row on a sphere of a given radius;
+- :class:`~.sphere.CentredSphere`: rows centred on a common sphere of free radius (DOSNES Eqs. 6–8).
 
 Solvers (:mod:`.optimize`), each taking the manifold as a parameter: Riemannian gradient descent with Armijo line
 search, its SGD-batch variant, and the t-SNE momentum/gains scheme.
@@ -25,9 +26,9 @@ from .optimize import (
                        sgd_batches,
                        update_gains,
 )
-from .sphere import Sphere
+from .sphere import CentredSphere, Sphere
 from .stiefel import Stiefel
 
 __all__ = ["noncompact_stiefel", "stiefel", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
-           "Stiefel", "Sphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
+           "Stiefel", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
            "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection"]

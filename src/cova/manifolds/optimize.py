@@ -30,7 +30,7 @@ Retraction = Callable[..., np.ndarray]
 Projection = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 #: Gains rules of :func:`momentum_gradient_descent`.
-GAINS_RULES: tuple[str, ...] = ("reference", "offset")
+GAINS_RULES: tuple[str, ...] = ("reference", "offset", "sign")
 
 
 @dataclass
@@ -179,12 +179,14 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
 
 
 def update_gains(gains: np.ndarray, grad: np.ndarray, update: np.ndarray, rule: str, min_gain: float) -> np.ndarray:
-    """One delta-bar-delta step of the per-coordinate gains (Jacobs 1988), in one of two variants.
+    """One delta-bar-delta step of the per-coordinate gains (Jacobs 1988), in one of three variants.
 
     ``"reference"`` (van der Maaten's reference t-SNE code): +0.2 where ``grad > 0`` and ``update > 0`` disagree,
     ×0.8 where they agree, then floored at ``min_gain``. ``"offset"`` (openTSNE): +0.2 where sign(update) ≠
     sign(grad), 0.8·gains + ``min_gain`` elsewhere. They differ on the first iteration (update = 0: the reference
     rule shrinks the gains of negative gradient coordinates, the offset rule grows every gain) and in the floor.
+    ``"sign"`` (van der Maaten's MATLAB ``tsne_p.m``, which the DOSNES authors' code copies): +0.2 where sign(update)
+    ≠ sign(grad) (so every gain grows on the first iteration), ×0.8 where they agree, then floored at ``min_gain``.
     """
     if rule == "reference":
         same = (grad > 0) == (update > 0)
@@ -194,6 +196,11 @@ def update_gains(gains: np.ndarray, grad: np.ndarray, update: np.ndarray, rule: 
     if rule == "offset":
         flipped = np.sign(update) != np.sign(grad)
         return np.where(flipped, gains + 0.2, gains * 0.8 + min_gain)
+    if rule == "sign":
+        flipped = np.sign(update) != np.sign(grad)
+        gains = np.where(flipped, gains + 0.2, gains * 0.8)
+        np.maximum(gains, min_gain, out=gains)
+        return gains
     raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {rule!r}")
 
 
@@ -202,7 +209,7 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
                               max_iter: int = 1000, gtol: float | None = 1e-6, rank_check_every: int = 10,
                               learning_rate: float = 1.0, momentum: tuple[float, float] = (0.5, 0.8),
                               momentum_switch_iter: int = 250, min_gain: float = 0.01,
-                              gains: Literal["reference", "offset"] = "offset",
+                              gains: Literal["reference", "offset", "sign"] = "offset",
                               exaggerated_grad: Callable[[np.ndarray], np.ndarray] | None = None,
                               exaggeration_iter: int = 0,
                               callback: Callable[[int, np.ndarray, float, float], Any] | None = None,

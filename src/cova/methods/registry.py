@@ -9,6 +9,7 @@ from typing import Any
 from .base import Embedder
 from .ca import CA
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
+from .dosnes import DOSNES, TSNEAffinity
 from .ldmgi import LDMGI
 from .lmds import LMDS
 from .mcml import MCML
@@ -37,6 +38,8 @@ METHODS: dict[str, type[Embedder]] = {
     "lmds": LMDS,
     "tsne": TSNE,
     "tsne_exact": ExactTSNE,
+    "tsne_affinity": TSNEAffinity,
+    "dosnes": DOSNES,
     "sne": SNE,
     "nse": NSE,
     "supervised_sne": SupervisedSNE,

@@ -14,7 +14,8 @@ All scores are fractions in [0, 1]; Euclidean distances; ties go to the lower in
 
 :mod:`.registry` names every metric with what it needs and the keys it writes; :func:`.score.score_run` is the
 score step of the pipeline; :mod:`.cohort_graphs` holds the reference cohort graphs and link counts of the
-figures; :mod:`.retrieval` the NeRV paper's information-retrieval measures.
+figures; :mod:`.retrieval` the NeRV paper's information-retrieval measures; :mod:`.crowding` and
+:mod:`.display_neighbours` the measures of graph embeddings in a plane or on a sphere (DOSNES).
 """
 
 from .centres import cohort_centres

@@ -12,6 +12,14 @@ method placed cohorts at, else Υ), ``s_c_aligned`` (S_c after a similarity Proc
 Υ), ``s_c_r`` (Eq. G.1), ``trustworthiness_continuity`` (Venna & Kaski; ``trustworthiness``, ``continuity``),
 ``s_c_r_orig`` (Eq. G.1 against the "original" cohort graph of Sec. 4.2, the κ-NN graph of the Eq. 6 similarity
 of W) and ``gold`` (Fig. 5: S_c^(r) against the gold-standard prototypes and S_s of the true labels).
+
+Measures of graph embeddings (ours; the DOSNES paper judges its figures by eye, :mod:`.crowding` and
+:mod:`.display_neighbours`): ``radial_cv``, ``centre_fraction``, ``degree_radius_rho``, ``knn_accuracy`` (k =
+``knn_k``), ``graph_precision`` (k = ``graph_k``) and ``kl`` (the final KL divergence the method saved as its extra
+``kl_divergence``). All but ``kl`` need ``degree``, the input graph's degrees before normalisation, which only
+graph inputs and normalised weights provide: they are computed for the runs of those inputs, and the records of
+runs on plain vector inputs keep exactly their keys. ``degree_radius_rho``, ``knn_accuracy`` and
+``graph_precision`` follow the run's ``geometry`` (on a sphere, chordal distances on the unit sphere).
 """
 
 from __future__ import annotations
@@ -25,9 +33,11 @@ import numpy as np
 from .centres import procrustes_align
 from .cohort import s_c, s_c_r, s_n, s_s
 from .cohort_graphs import recall_against
+from .crowding import centre_fraction, degree_radius_rho, radial_cv
+from .display_neighbours import graph_precision, knn_accuracy
 from .neighborhood import trustworthiness_continuity
 
-__all__ = ["ScoreData", "Metric", "METRICS", "register", "evaluate", "nan_scores", "metric_keys"]
+__all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "register", "evaluate", "nan_scores", "metric_keys"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +47,10 @@ class ScoreData:
     ``prototypes`` are the run's Υ (the desired arrangement); ``placed_prototypes`` the points the method itself
     placed cohorts at (Υ for COVA E1-E4 and P1-P4, E for eigen-COVA); ``original_graph`` the boolean (c, c) κ-NN
     graph of the Eq. 6 cohort similarity of W; ``relation`` the inputs' :class:`~cova.inputs.Relation` (no metric
-    uses it yet).
+    uses it yet); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
+    normalisation (both over the rows scored); ``kl`` the final KL divergence the method reported. The settings
+    (:data:`SETTINGS`) are always present: ``geometry`` of the embedding (``"plane"`` or ``"sphere"``), κ, and the
+    k of the neighbourhood scores.
     """
 
     Z: np.ndarray
@@ -50,13 +63,22 @@ class ScoreData:
     relation: Any = None
     gold_labels: np.ndarray | None = None
     gold_prototypes: np.ndarray | None = None
+    W: Any = None
+    degree: np.ndarray | None = None
+    kl: float | None = None
     n_neighbors: int = 12
     kappa: int = 2
+    geometry: str = "plane"
+    knn_k: int = 5
+    graph_k: int = 10
 
     def available(self) -> set[str]:
-        """Names of the array fields that are not ``None``."""
-        return {f.name for f in fields(self) if f.name not in ("n_cohorts", "n_neighbors", "kappa")
-                and getattr(self, f.name) is not None}
+        """Names of the data fields that are not ``None`` (the settings are not data)."""
+        return {f.name for f in fields(self) if f.name not in SETTINGS and getattr(self, f.name) is not None}
+
+
+#: The fields of :class:`ScoreData` that are settings, not data a metric may lack.
+SETTINGS = frozenset({"n_cohorts", "n_neighbors", "kappa", "geometry", "knn_k", "graph_k"})
 
 
 @dataclass(frozen=True)
@@ -126,6 +148,36 @@ def _s_c_r_orig(d: ScoreData) -> dict[str, float]:
 def _gold(d: ScoreData) -> dict[str, float]:
     return {"s_c_r_gold": s_c_r(d.Z, d.labels, d.gold_prototypes, kappa=d.kappa),
             "s_s_gold": s_s(d.Z, d.gold_labels)}
+
+
+@register("radial_cv", needs=("Z", "degree"), keys=("radial_cv",))
+def _radial_cv(d: ScoreData) -> dict[str, float]:
+    return {"radial_cv": radial_cv(d.Z)}
+
+
+@register("centre_fraction", needs=("Z", "degree"), keys=("centre_fraction",))
+def _centre_fraction(d: ScoreData) -> dict[str, float]:
+    return {"centre_fraction": centre_fraction(d.Z)}
+
+
+@register("degree_radius_rho", needs=("Z", "degree"), keys=("degree_radius_rho",))
+def _degree_radius_rho(d: ScoreData) -> dict[str, float]:
+    return {"degree_radius_rho": degree_radius_rho(d.Z, d.degree, d.geometry, d.graph_k)}
+
+
+@register("knn_accuracy", needs=("Z", "labels", "degree"), keys=("knn_accuracy",))
+def _knn_accuracy(d: ScoreData) -> dict[str, float]:
+    return {"knn_accuracy": knn_accuracy(d.Z, d.labels, d.knn_k, d.geometry)}
+
+
+@register("graph_precision", needs=("Z", "W", "degree"), keys=("graph_precision",))
+def _graph_precision(d: ScoreData) -> dict[str, float]:
+    return {"graph_precision": graph_precision(d.Z, d.W, d.graph_k, d.geometry)}
+
+
+@register("kl", needs=("kl",), keys=("kl",), scope="all")
+def _kl(d: ScoreData) -> dict[str, float]:
+    return {"kl": float(d.kl)}
 
 
 def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None) -> list[Metric]:

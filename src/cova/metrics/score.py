@@ -3,10 +3,16 @@
 With a train/test split (COVA Sec. 3.2, Figs. 7 and H.10) the main scores are those of the training rows and the
 ``*_test`` scores those of the held-out rows alone; the gold-standard scores (Fig. 5) use every row. A run whose
 method found no embedding (status other than ``ok``) gets NaN for every score it would have had.
+
+The graph measures (:mod:`.registry`) see the run's W and the input graph's degrees only on the rows W covers:
+all rows, or the training rows of a split (they get no ``*_test`` scores). ``kl`` is read once from the
+embedding's extra ``kl_divergence`` (a scalar; the last entry of a saved trace).
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,25 +24,45 @@ from .registry import ScoreData, evaluate, nan_scores
 
 __all__ = ["score_run"]
 
+log = logging.getLogger("cova")
+
 
 def _rows(a: np.ndarray | None, rows: Any) -> np.ndarray | None:
     return None if a is None else a[rows]
 
 
-def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2) -> dict[str, Any]:
-    """Scores of ``embedding`` (all rows of ``inputs``): κ = ``kappa`` for the cohort graphs, ``n_neighbors`` for
-    trustworthiness and continuity.
+def _final_kl(embedding: Embedding) -> float | None:
+    saved = embedding.extras.get("kl_divergence")
+    if saved is None or np.size(saved) == 0:
+        return None
+    return float(np.ravel(saved)[-1])
 
-    Metrics whose needs the inputs lack are skipped (:mod:`cova.metrics.registry`). With a split the record also
-    holds ``n_train`` and ``n_test``.
+
+def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2, knn_k: int = 5,
+              graph_k: int = 10) -> dict[str, Any]:
+    """Scores of ``embedding`` (all rows of ``inputs``): κ = ``kappa`` for the cohort graphs, ``n_neighbors`` for
+    trustworthiness and continuity, ``knn_k`` for the k-NN label accuracy and ``graph_k`` for the graph-neighbour
+    precision and the sphere's degree-crowding correlation.
+
+    Metrics whose needs the inputs lack are skipped (:mod:`cova.metrics.registry`). Inputs with labels of a single
+    cohort get no score that needs labels (each would be 1 whatever the embedding), and a warning. With a split
+    the record also holds ``n_train`` and ``n_test``.
     """
     Z, placed_prototypes, ok = embedding.Z, embedding.placed_or_none, embedding.ok
     train = inputs.train
     have = inputs.available()
+    if "labels" in have and np.unique(inputs.labels).size < 2:
+        log.warning("the inputs have a single cohort: the scores that need labels (cohort, neighbour and k-NN label "
+                    "scores) are not computed, since each would be 1 whatever the embedding")
+        inputs = replace(inputs, labels=None)
+        have = inputs.available()
     # the original cohort graph is built only for an embedding that exists: records of degenerate runs hold the
     # table's scores, not S_c^(r) against the original graph
     graph = original_graph(inputs, kappa) if ok and {"W", "labels"} <= have else None
     X, labels, prototypes = inputs.X, inputs.labels, inputs.prototypes
+    if prototypes is not None and prototypes.shape[1] != Z.shape[1]:
+        prototypes = None  # built for another dimension (e.g. a 3-D map of 2-D prototypes): no prototype scores
+    settings = dict(n_neighbors=n_neighbors, kappa=kappa, geometry=embedding.geometry, knn_k=knn_k, graph_k=graph_k)
     parts = [("", slice(None) if train is None else train)]
     if train is not None:
         parts.append(("_test", ~train))
@@ -45,11 +71,12 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
         data = ScoreData(Z=Z[rows], n_cohorts=inputs.n_cohorts, X=_rows(X, rows), labels=_rows(labels, rows),
                          prototypes=prototypes, placed_prototypes=placed_prototypes, original_graph=graph,
                          relation=inputs.relation if train is None else None,  # it spans every sample
-                         n_neighbors=n_neighbors, kappa=kappa)
+                         W=inputs.W if suffix == "" else None, degree=inputs.degree if suffix == "" else None,
+                         **settings)
         part = evaluate(data, scope="rows") if ok else nan_scores(data, scope="rows")
         scores.update({f"{k}{suffix}": v for k, v in part.items()})
     everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, labels=labels, gold_labels=inputs.gold_labels,
-                           gold_prototypes=inputs.gold_prototypes, n_neighbors=n_neighbors, kappa=kappa)
+                           gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), **settings)
     scores.update(evaluate(everything, scope="all") if ok else nan_scores(everything, scope="all"))
     if train is not None:
         scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))

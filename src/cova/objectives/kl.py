@@ -459,7 +459,8 @@ def _attraction(Z: np.ndarray, W: sp.spmatrix, with_value: bool = True) -> tuple
 
 
 def tsne_kl_sparse(Z: np.ndarray, P: sp.spmatrix, *, method: str = "auto", entropy: float | None = None,
-                   need_value: bool = True, **method_options: Any) -> tuple[float, np.ndarray]:
+                   need_value: bool = True, exaggeration: float = 1.0,
+                   **method_options: Any) -> tuple[float, np.ndarray]:
     """t-SNE's KL(P ‖ Q) for a sparse joint P, and its gradient, with the repulsion by ``method``.
 
     ``q_ij = q̃_ij / Σ_{a≠b} q̃_ab``, q̃_ij = (1 + ‖z_i − z_j‖²)⁻¹ (q̃_ii = 0) (van der Maaten & Hinton 2008, Eq. 4), and
@@ -476,17 +477,25 @@ def tsne_kl_sparse(Z: np.ndarray, P: sp.spmatrix, *, method: str = "auto", entro
     :func:`kl_entropy` of P if already known (it does not depend on Z). ``need_value=False`` (the momentum
     optimiser between log points) skips the per-edge logarithms and returns NaN as the value; the gradient is the
     same. With an exaggerated P only the gradient is meaningful.
+
+    ``exaggeration`` α ≠ 1 gives t-SNE's early-exaggeration gradient ("lying about P", ibid. Sec. 3.4):
+    4 Σ_j (α p_ij − (Σp)·q_ij) q̃_ij (z_i − z_j), i.e. only the attractive part is multiplied by α (passing α·P
+    instead would scale the repulsion too, since ΣP enters it); the value stays the KL of the given P.
     """
     Z = np.asarray(Z, dtype=float)
     resolve_repulsion_method(method, Z.shape[0], Z.shape[1])  # unknown names fail before any work
     cross, attr = _attraction(Z, P, need_value)
+    if exaggeration != 1.0:
+        attr_grad = float(exaggeration) * attr
+    else:
+        attr_grad = attr
     if not need_value:
         sum_q, rep = kl_repulsion(Z, method, **method_options)
-        return float("nan"), 4.0 * (attr - (float(P.sum()) / sum_q) * rep)
+        return float("nan"), 4.0 * (attr_grad - (float(P.sum()) / sum_q) * rep)
     if entropy is None:
         entropy = kl_entropy(P)
     sum_q, rep = kl_repulsion(Z, method, **method_options)
     mass = float(P.sum())
     value = entropy + cross + mass * np.log(sum_q)
-    grad = 4.0 * (attr - (mass / sum_q) * rep)
+    grad = 4.0 * (attr_grad - (mass / sum_q) * rep)
     return float(value), grad

@@ -73,23 +73,24 @@ def plot_cohorts(ax: Axes, Z: np.ndarray, labels: np.ndarray, n_cohorts: int,
 VIEWS_3D = ((20.0, -60.0), (20.0, 120.0))
 
 
-def _legend_handles(label_names: Sequence[str], marker: str = "o") -> list:
+def legend_handles(label_names: Sequence[str], marker: str = "o") -> list:
     colours = cohort_colours(len(label_names))
     return [plt.Line2D([], [], marker=marker, ls="", color=colours[j], label=n) for j, n in enumerate(label_names)]
 
 
-def _point_colours(labels: np.ndarray | None, n_points: int, n_cohorts: int, single: str) -> np.ndarray:
+def point_colours(labels: np.ndarray | None, n_points: int, n_cohorts: int, single: str) -> np.ndarray:
     """RGBA per point: by cohort when there are labels, else one colour."""
     if labels is None:
         return np.tile(to_rgba(single), (n_points, 1))
     return cohort_colours(n_cohorts)[labels]
 
 
-def _point_size(n: int) -> float:
+def point_size(n: int) -> float:
+    """Marker area for n points: large for a few dozen points, small for thousands."""
     return max(2.0, min(12.0, 6000.0 / max(n, 1)))
 
 
-def _no_embedding(ax: Axes) -> None:
+def draw_no_embedding(ax: Axes) -> None:
     """The note a degenerate run's panel shows instead of points (2-D or 3-D axes)."""
     write = ax.text2D if hasattr(ax, "text2D") else ax.text
     write(0.5, 0.5, "no embedding\n(degenerate: see the run's log)", ha="center", va="center", transform=ax.transAxes)
@@ -154,11 +155,11 @@ def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarr
         return
     names = list(label_names) if labels is not None else []
     finite = bool(np.all(np.isfinite(Z))) and (columns is None or bool(np.all(np.isfinite(columns))))
-    layers = [(Z, _point_colours(labels, len(Z), len(names), "tab:blue"), "o", _point_size(len(Z)))]
-    handles = _legend_handles(names) if 0 < len(names) <= 20 else []
+    layers = [(Z, point_colours(labels, len(Z), len(names), "tab:blue"), "o", point_size(len(Z)))]
+    handles = legend_handles(names) if 0 < len(names) <= 20 else []
     if columns is not None:
         layers.insert(0, (columns, np.tile(to_rgba("0.25", 0.6), (len(columns), 1)), "^",
-                          max(10.0, 2.0 * _point_size(len(columns)))))  # under the row objects
+                          max(10.0, 2.0 * point_size(len(columns)))))  # under the row objects
         handles = handles + [plt.Line2D([], [], marker="o", ls="", color="0.2", label=f"{kinds[0]} (dots)"),
                              plt.Line2D([], [], marker="^", ls="", color="0.35", label=f"{kinds[1]} (triangles)")]
     if prototypes is not None and len(prototypes):
@@ -172,7 +173,7 @@ def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarr
             if finite:
                 plot_layers_3d(ax, layers, view, sphere=geometry == "sphere")
             else:
-                _no_embedding(ax)
+                draw_no_embedding(ax)
         legend_ax = axes[-1]
     else:
         fig, legend_ax = plt.subplots(figsize=(7.4 if handles else 6.0, 5.5), dpi=110)
@@ -183,7 +184,7 @@ def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarr
             legend_ax.set_aspect("equal", adjustable="datalim")
             _robust_view(legend_ax, np.vstack([P for P, *_ in layers]))
         else:
-            _no_embedding(legend_ax)
+            draw_no_embedding(legend_ax)
         legend_ax.set_xticks([])
         legend_ax.set_yticks([])
     if handles:
@@ -202,7 +203,7 @@ def _save_plane(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarray, labe
     fig, ax = plt.subplots(figsize=(6.5, 5.5), dpi=110)
     plot_cohorts(ax, Z, labels, len(label_names), prototypes)
     if len(label_names) <= 20:
-        ax.legend(handles=_legend_handles(label_names), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
+        ax.legend(handles=legend_handles(label_names), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8,
                   frameon=False)
     text = title + ("\n" + format_scores(scores) if scores else "")
     ax.set_title(text, fontsize=9)

@@ -1,0 +1,76 @@
+"""Neighbourhoods as a display shows them, in a plane or on a sphere: k-NN label accuracy and graph-neighbour
+precision@k of an embedding.
+
+The DOSNES paper (Lu, Yang & Corander, Secs. 4-6) places points on a centred sphere of any radius and judges
+its figures by eye; these two scores are ours. Conventions:
+
+* ``geometry="plane"``: Euclidean distances between the rows of Z;
+* ``geometry="sphere"``: every row is first normalised to unit length (the unit sphere the paper's figures show),
+  then Euclidean distances are taken. These are chordal distances ``2 sin(θ/2)`` of the angle θ between two
+  points, an increasing function of the geodesic distance θ, so they rank neighbours exactly as geodesic
+  distances do;
+* neighbours come from :func:`cova.metrics.neighborhood.knn_indices`: a point is never its own neighbour and
+  ties in distance go to the lower index (a stable sort on (distance, index));
+* ``k`` is capped at ``n - 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .neighborhood import _as_matrix, knn_indices
+from .retrieval import knn_error
+
+__all__ = ["display_points", "knn_accuracy", "graph_precision"]
+
+
+def display_points(Z: np.ndarray, geometry: str = "plane") -> np.ndarray:
+    """The points whose Euclidean distances the neighbourhood scores use: Z itself in a plane, the rows of Z
+    scaled to unit length on a sphere (the radius of a DOSNES sphere is free, DOSNES Eqs. 5-8)."""
+    Z = _as_matrix("Z", Z)
+    if geometry == "plane":
+        return Z
+    if geometry != "sphere":
+        raise ValueError(f"geometry must be 'plane' or 'sphere'; got {geometry!r}")
+    norms = np.linalg.norm(Z, axis=1)
+    if np.any(norms == 0):
+        raise ValueError("a point of a sphere embedding is at the origin: it has no direction")
+    return Z / norms[:, None]
+
+
+def _k(k: int, n: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an integer >= 1; got {k!r}")
+    if n < 2:
+        raise ValueError("neighbourhood scores need at least 2 points")
+    return int(min(k, n - 1))
+
+
+def knn_accuracy(Z: np.ndarray, labels: np.ndarray, k: int = 5, geometry: str = "plane") -> float:
+    """Leave-one-out k-NN label accuracy in the display: ``1 - knn_error`` of
+    :func:`cova.metrics.retrieval.knn_error` (majority vote of the k nearest other points; a tied vote goes to
+    the tied class with the nearest neighbour) on :func:`display_points`."""
+    U = display_points(Z, geometry)
+    return 1.0 - knn_error(U, labels, _k(k, U.shape[0]))
+
+
+def graph_precision(Z: np.ndarray, W: sp.spmatrix, k: int = 10, geometry: str = "plane") -> float:
+    """Graph-neighbour precision@k: the mean over points of the fraction of a point's k nearest displayed
+    neighbours that are its neighbours in the graph W (``W_ij > 0``, j ≠ i).
+
+    Points without any graph neighbour are left out of the mean (their precision is 0 whatever the embedding);
+    NaN when no point has one.
+    """
+    U = display_points(Z, geometry)
+    n = U.shape[0]
+    W = sp.csr_matrix(W)
+    if W.shape != (n, n):
+        raise ValueError(f"W must be {n}×{n} like the embedding; got {W.shape}")
+    has = np.asarray((W > 0).sum(axis=1)).ravel() - (W.diagonal() > 0) > 0
+    if not has.any():
+        return float("nan")
+    kk = _k(k, n)
+    nb = knn_indices(U, kk)
+    hits = np.asarray(W[np.repeat(np.arange(n), kk), nb.ravel()]).reshape(n, kk) > 0
+    return float(hits.sum(axis=1)[has].mean() / kk)
