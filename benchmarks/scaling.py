@@ -25,7 +25,7 @@ tsne         openTSNE on the same P, ``--iters`` iterations in total (a quarter 
 sinkhorn     symmetric Sinkhorn–Knopp scaling of W to a doubly stochastic matrix (DOSNES Sec. 3; tolerance 1e-12,
              at most 1,000 updates; ``cova.affinity.doubly_stochastic.sinkhorn_knopp``)
 dosnes       DOSNES on W, exactly ``--iters`` iterations on the sphere; repulsion ``--repulsion`` ("fft" means
-             Barnes–Hut here, the 3-D back end; "auto" is exact up to 5,000 samples). The cost of an iteration
+             the Barnes–Hut octree here, the 3-D back end; "auto" is exact up to 5,000 samples). The cost of an iteration
              does not depend on whether W was scaled first, so W is used as it is
 umap         umap-learn (project defaults: 15 neighbours, seeded, single-threaded)
 s_n, s_s, s_c, s_c_r, tc
@@ -256,7 +256,7 @@ def _make_work(step: str, inputs, args):
 
         return scale, info
     if step == "dosnes":
-        method = "bh" if args.repulsion == "fft" else args.repulsion
+        method = "octree" if args.repulsion == "fft" else args.repulsion
         model = make_method("dosnes", {"max_iter": iters, "kl_method": method, "n_jobs": args.threads,
                                        "random_state": args.seed})
         from cova.objectives import resolve_repulsion_method

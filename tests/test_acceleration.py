@@ -92,12 +92,12 @@ def test_auto_resolution():
     assert resolve_repulsion_method("auto", n, 2) == "exact"
     assert resolve_repulsion_method("auto", n + 1, 2) == "fft"
     assert resolve_repulsion_method("auto", n + 1, 1) == "fft"
-    assert resolve_repulsion_method("auto", n + 1, 3) == "bh"
+    assert resolve_repulsion_method("auto", n + 1, 3) == "octree"
     assert resolve_repulsion_method("auto", n + 1, 4) == "exact"
     assert resolve_repulsion_method("bh", 10, 2) == "bh"
     with pytest.raises(ValueError, match="available"):
         resolve_repulsion_method("fast", 10, 2)
-    assert set(REPULSION_METHODS) == {"exact", "fft", "bh"}
+    assert set(REPULSION_METHODS) == {"exact", "fft", "bh", "octree"}
 
 
 def test_auto_uses_fft_above_threshold_and_drops_foreign_options(monkeypatch):

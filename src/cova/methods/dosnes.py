@@ -89,7 +89,8 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
         raise ValueError(f"t-SNE needs at least 3 samples, got {n}")
     method = resolve_repulsion_method(est.kl_method, n, k)
     est.kl_method_ = method
-    options = {"theta": float(est.theta), "n_jobs": int(est.n_jobs)} if method == "bh" else {}
+    options = ({"theta": float(est.theta), "n_jobs": int(est.n_jobs)} if method == "bh" else
+               {"theta": float(est.theta)} if method == "octree" else {})
     entropy = kl_entropy(P)
     alpha = float(exaggeration) if exaggeration_iter > 0 else 1.0
     lr = est.learning_rate
@@ -149,11 +150,11 @@ class DOSNES(Embedder):
     min_gain : 0.01, the floor of the sign-based delta-bar-delta gains.
     gradient : ``"euclidean"`` (the paper's projected gradient) or ``"tangent"`` (the Riemannian gradient of the
         equal-norm constraint; an ablation).
-    kl_method : repulsion back end: ``"auto"`` (exact up to 5,000 samples, Barnes–Hut above), ``"exact"`` or
-        ``"bh"``. theta : Barnes–Hut opening angle (0.5).
+    kl_method : repulsion back end: ``"auto"`` (exact up to 5,000 samples, our Barnes–Hut octree above),
+        ``"exact"``, ``"octree"`` or ``"bh"`` (openTSNE's tree). theta : Barnes–Hut opening angle (0.5).
     init : ``"random"`` (N(0, 10⁻⁸ I), the authors' code) or ``"spectral"`` (spectral embedding of P at the same
-        scale). random_state : seed of the start. n_jobs : threads of the Barnes–Hut repulsion (the result does
-        not depend on it).
+        scale). random_state : seed of the start. n_jobs : threads of openTSNE's tree (``"bh"``; the octree uses
+        the job's threads); the result does not depend on it.
 
     Attributes
     ----------
@@ -168,7 +169,7 @@ class DOSNES(Embedder):
     _parameter_constraints = {
         **SCHEDULE_CONSTRAINTS,
         "gradient": [StrOptions(set(CentredSphere.GRADIENTS))],
-        "kl_method": [StrOptions({"auto", "exact", "bh"})],
+        "kl_method": [StrOptions({"auto", "exact", "bh", "octree"})],
     }
 
     def __init__(self, max_iter: int = 1000, learning_rate: str | float = 500.0, momentum: float = 0.5,
@@ -214,7 +215,7 @@ class TSNEAffinity(Embedder):
     max_iter, learning_rate, momentum, final_momentum, momentum_switch_iter, min_gain, init, theta,
         random_state, n_jobs : as :class:`DOSNES` (η = 500; ``"auto"`` = max(n / (4α), 50)).
     early_exaggeration, early_exaggeration_iter : P multiplied by 4 for the first 100 iterations (``tsne_p.m``).
-    kl_method : ``"auto"``, ``"exact"``, ``"fft"`` (2-D only) or ``"bh"``.
+    kl_method : ``"auto"``, ``"exact"``, ``"fft"`` (2-D only), ``"octree"`` (3-D only) or ``"bh"``.
 
     Attributes
     ----------
@@ -227,7 +228,7 @@ class TSNEAffinity(Embedder):
     _parameter_constraints = {
         **SCHEDULE_CONSTRAINTS,
         "n_components": [integer(2, 3)],
-        "kl_method": [StrOptions({"auto", "exact", "fft", "bh"})],
+        "kl_method": [StrOptions({"auto", "exact", "fft", "bh", "octree"})],
     }
 
     def __init__(self, n_components: int = 2, max_iter: int = 1000, learning_rate: str | float = 500.0,

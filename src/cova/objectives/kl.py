@@ -18,8 +18,10 @@ One home for every KL divergence between input probabilities P and output probab
     compiled ``_tsne.estimate_negative_gradient_fft_{1d,2d}``, O(l) per evaluation, k ≤ 2;
   - ``"bh"``: Barnes–Hut (θ = 0.5 by default; van der Maaten 2014) through openTSNE's ``QuadTree`` and
     ``_tsne.estimate_negative_gradient_bh``, O(l log l), k = 2 or 3 (the tree has 2^k children per node);
+  - ``"octree"``: our Barnes–Hut octree for k = 3 (:mod:`.octree`: node-diameter opening rule, exact leaves,
+    threads over leaves), 4–7× faster than openTSNE's 3-D tree and more accurate at the same θ;
   - ``"auto"`` (default): ``"exact"`` up to :data:`AUTO_EXACT_MAX_SAMPLES` samples, then ``"fft"`` for k ≤ 2,
-    ``"bh"`` for k = 3 and ``"exact"`` otherwise.
+    ``"octree"`` for k = 3 and ``"exact"`` otherwise.
 
   The approximations return ΣQ as well (openTSNE's ``sum_Q``), so the objective value is approximated
   consistently with the gradient (what a line search compares). Accuracy at the defaults (2,000 points):
@@ -39,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .octree import repulsion_octree
 from .threads import kernel_threads
 
 __all__ = [
@@ -355,17 +358,17 @@ def _repulsion_bh(Z: np.ndarray, *, theta: float = BH_THETA, n_jobs: int = 1) ->
 #: Back ends for the repulsive part: ``name -> fn(Z, **options) -> (ΣQ, Σ_j q_ij²(z_i − z_j))``.
 #: ``"auto"`` is resolved by :func:`resolve_repulsion_method` before a back end is looked up.
 REPULSION_METHODS: dict[str, Callable[..., tuple[float, np.ndarray]]] = {
-    "exact": _repulsion_exact, "fft": _repulsion_fft, "bh": _repulsion_bh}
+    "exact": _repulsion_exact, "fft": _repulsion_fft, "bh": _repulsion_bh, "octree": repulsion_octree}
 
 
 def resolve_repulsion_method(method: str, l: int, k: int) -> str:
     """The back end ``method`` stands for at size l×k: itself, or for ``"auto"`` ``"exact"`` when
-    l ≤ :data:`AUTO_EXACT_MAX_SAMPLES`, else ``"fft"`` (k ≤ 2), ``"bh"`` (k = 3) or ``"exact"`` (k > 3).
+    l ≤ :data:`AUTO_EXACT_MAX_SAMPLES`, else ``"fft"`` (k ≤ 2), ``"octree"`` (k = 3) or ``"exact"`` (k > 3).
     Unknown names raise ValueError."""
     if method == "auto":
         if l <= AUTO_EXACT_MAX_SAMPLES:
             return "exact"
-        return "fft" if k <= 2 else ("bh" if k == 3 else "exact")
+        return "fft" if k <= 2 else ("octree" if k == 3 else "exact")
     if method not in REPULSION_METHODS:
         raise ValueError(f"unknown KL repulsion method {method!r}; available: {['auto', *sorted(REPULSION_METHODS)]}")
     return method
