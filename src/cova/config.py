@@ -575,6 +575,11 @@ class Plan:
         """``threads``, ``mem_mb``, ``runtime`` an inputs block asks for its job (``resources:``; rule defaults)."""
         return dict(self.config["inputs"][self._inputs_by_id[inputs_id]].get("resources", {}))
 
+    def experiment_resources(self, name: str) -> dict[str, int]:
+        """``threads``, ``mem_mb``, ``runtime`` an experiment asks for its rendering job (``resources:``; rule
+        defaults otherwise), e.g. the timing figure that fits methods with the job's threads."""
+        return dict(self.experiments[name].get("resources", {}))
+
     def method_job(self, method: str, params_id: str) -> MethodJob:
         return self._method_by_id[(method, params_id)]
 

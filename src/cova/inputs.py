@@ -29,6 +29,8 @@ block takes the dataset's X as a samples × features relation (e.g. the co-embed
 ```yaml
 graph:    {source: relations}   # W = (A + Aᵀ)/2, zero diagonal, unit sum; X, R, Υ only when configured
 relation: {source: X}           # rows = samples (with their labels), columns = features; empty rows/columns dropped
+relation: {source: points, groups: {rows: [0], columns: [1], shared: [2]}, width: mean}  # Eq. 44 between groups
+relation: {source: hop_distances, row_fraction: 0.4, rounding: round}  # link data: exp(-D/t), Sec. 4.3
 ```
 
 ``graph.largest_component: true`` keeps the largest connected component of A; ``normalize`` (under ``graph`` or
@@ -74,7 +76,9 @@ def require_cohorts(n_cohorts: int, who: str) -> None:
 class Relation:
     """A rectangular relation between two kinds of objects (co-embedding paper Sec. 2): a sparse non-negative
     m×n matrix R, rows = objects of the first kind (e.g. documents), columns = objects of the second kind (e.g.
-    words). Each side has names and optionally cohort labels with their names."""
+    words). Each side has names and optionally cohort labels with their names, and optionally the coordinates of
+    its objects when the relation was computed from points (``row_points`` (m, d), ``column_points`` (n, d), the
+    2-D sets of the paper's Sec. 4.1), so that a figure can draw the original data."""
 
     matrix: sp.csr_matrix
     row_names: list[str]
@@ -83,6 +87,8 @@ class Relation:
     row_label_names: list[str] = field(default_factory=list)
     column_labels: np.ndarray | None = None
     column_label_names: list[str] = field(default_factory=list)
+    row_points: np.ndarray | None = None
+    column_points: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.matrix = sp.csr_matrix(self.matrix, dtype=np.float64)
@@ -102,6 +108,12 @@ class Relation:
                 names = getattr(self, f"{side}_label_names")
                 if labels.shape != (size,) or (size and (labels.min() < 0 or labels.max() >= len(names))):
                     raise ValueError(f"{side} labels must be {size} indices into the {len(names)} {side} label names")
+            points = getattr(self, f"{side}_points")
+            if points is not None:
+                points = np.asarray(points, dtype=np.float64)
+                setattr(self, f"{side}_points", points)
+                if points.ndim != 2 or points.shape[0] != size:
+                    raise ValueError(f"{side} points must be a 2-D array with {size} rows, got shape {points.shape}")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -117,6 +129,8 @@ class Relation:
             if labels is not None:
                 out[f"relation_{side}_labels"] = labels
                 out[f"relation_{side}_label_names"] = np.array(getattr(self, f"{side}_label_names"), dtype=str)
+            if getattr(self, f"{side}_points") is not None:
+                out[f"relation_{side}_points"] = getattr(self, f"{side}_points")
         return out
 
     @classmethod
@@ -128,6 +142,8 @@ class Relation:
             if f"relation_{side}_labels" in f:
                 sides[f"{side}_labels"] = f[f"relation_{side}_labels"]
                 sides[f"{side}_label_names"] = [str(v) for v in f[f"relation_{side}_label_names"]]
+            if f"relation_{side}_points" in f:
+                sides[f"{side}_points"] = f[f"relation_{side}_points"]
         return cls(R, [str(v) for v in f["relation_row_names"]], [str(v) for v in f["relation_column_names"]],
                    **sides)
 
@@ -278,6 +294,58 @@ def stratified_split(labels: np.ndarray, train_fraction: float, seed: int = 0) -
 #: Keys an inputs block may combine with ``graph`` / ``relation`` (the rest belong to vector blocks only).
 GRAPH_KEYS = {"graph", "features", "cohorts", "confidence", "prototypes", "subset"}
 RELATION_KEYS = {"relation", "subset"}
+#: The keys of the ``relation`` sub-block for each of its sources (co-embedding paper Sec. 4: documents × words,
+#: Eq. 44 between two point groups, hop distances of link data).
+RELATION_SOURCE_KEYS: dict[str, frozenset[str]] = {
+    "X": frozenset({"source"}),
+    "points": frozenset({"source", "groups", "width", "split_seed"}),
+    "hop_distances": frozenset({"source", "row_fraction", "rounding", "split_seed"}),
+}
+#: The keys of ``relation.groups`` (source ``points``).
+RELATION_GROUP_KEYS = ("rows", "columns", "shared")
+#: How ``relation.row_fraction`` of each class is rounded (source ``hop_distances``).
+ROUNDINGS = ("round", "floor")
+
+
+def _check_relation_block(block: Any) -> str:
+    """Validate the ``relation`` sub-block's keys and simple values without data; returns its source."""
+    if not isinstance(block, dict):
+        raise ValueError(f"inputs relation must be a mapping like {{source: X}}, got {block!r}")
+    source = block.get("source", "X")
+    if source not in RELATION_SOURCE_KEYS:
+        raise ValueError(f"inputs relation.source must be one of {sorted(RELATION_SOURCE_KEYS)}, got {source!r}")
+    extra = sorted(set(block) - RELATION_SOURCE_KEYS[source])
+    if extra:
+        raise ValueError(f"inputs relation with source {source!r} does not take {extra}; allowed keys: "
+                         f"{sorted(RELATION_SOURCE_KEYS[source])}")
+    if "split_seed" in block and (isinstance(block["split_seed"], bool) or not isinstance(block["split_seed"], int)
+                                  or block["split_seed"] < 0):
+        raise ValueError(f"inputs relation.split_seed must be a non-negative integer, got {block['split_seed']!r}")
+    if source == "points":
+        groups = block.get("groups")
+        if not isinstance(groups, dict) or not groups:
+            raise ValueError("inputs relation with source 'points' needs relation.groups: {rows: [...], columns: "
+                             "[...], shared: [...]} (cluster ids or names)")
+        bad = sorted(set(groups) - set(RELATION_GROUP_KEYS))
+        if bad:
+            raise ValueError(f"inputs relation.groups does not take {bad}; allowed keys: {list(RELATION_GROUP_KEYS)}")
+        for key, ids in groups.items():
+            if not isinstance(ids, list) or any(isinstance(v, bool) or not isinstance(v, (int, str)) for v in ids):
+                raise ValueError(f"inputs relation.groups.{key} must be a list of cluster ids (integers) or "
+                                 f"names, got {ids!r}")
+        width = block.get("width", "mean")
+        if not (width in ("mean", "median", "max") or (isinstance(width, (int, float)) and not isinstance(width, bool)
+                                                       and width > 0)):
+            raise ValueError(f"inputs relation.width must be 'mean', 'median', 'max' or a positive number, "
+                             f"got {width!r}")
+    if source == "hop_distances":
+        frac = block.get("row_fraction", 0.4)
+        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac < 1:
+            raise ValueError(f"inputs relation.row_fraction must be a number in (0, 1), got {frac!r}")
+        if block.get("rounding", "round") not in ROUNDINGS:
+            raise ValueError(f"inputs relation.rounding must be one of {list(ROUNDINGS)}, "
+                             f"got {block.get('rounding')!r}")
+    return source
 
 
 def block_kind(spec: dict[str, Any]) -> str:
@@ -304,6 +372,7 @@ def provided_inputs(spec: dict[str, Any]) -> set[str]:
     if extra:
         raise ValueError(f"an inputs block with '{kind}' does not take {extra}; allowed keys: {sorted(allowed)}")
     if kind == "relation":
+        _check_relation_block(spec["relation"])
         return {"relation", "labels"}
     if (spec.get("cohorts") or {}).get("kind") == "predicted":
         raise ValueError("an inputs block with 'graph' does not take cohorts kind 'predicted'")
@@ -419,20 +488,27 @@ def _graph_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
                   prototypes=prototypes, spec=dict(spec, seed=seed, **facts), degree=graph_degree)
 
 
+def _nonempty(R: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns of R with a positive sum (the co-embedding normalisations divide by them)."""
+    return (np.flatnonzero(np.asarray(R.sum(axis=1)).ravel() > 0),
+            np.flatnonzero(np.asarray(R.sum(axis=0)).ravel() > 0))
+
+
 def _relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
-    """``relation: {source: X}``: the dataset's X as an m×n relation between its samples (rows, with the
-    dataset's labels and sample names) and its features (columns, named by :attr:`Dataset.feature_names`).
+    """A relation block: the dataset's X as samples × features (``source: X``), Eq. 44 between two groups of its
+    points (``source: points``) or the hop-distance relation of its link graph (``source: hop_distances``).
     All-zero rows and columns are dropped (the co-embedding normalisations divide by the row and column sums);
     their counts are recorded in the spec facts, and ``labels`` are those of the kept rows."""
     provided_inputs(spec)
     source = spec["relation"].get("source", "X")
-    if source != "X":
-        raise ValueError(f"inputs relation.source must be 'X', got {source!r}")
+    if source == "points":
+        return _point_relation_inputs(dataset, spec, seed)
+    if source == "hop_distances":
+        return _hop_relation_inputs(dataset, spec, seed)
     if np.any(dataset.X < 0):
         raise ValueError("inputs relation: {source: X} needs a non-negative X")
     M = sp.csr_matrix(dataset.X)
-    rows = np.flatnonzero(np.asarray(M.sum(axis=1)).ravel() > 0)
-    cols = np.flatnonzero(np.asarray(M.sum(axis=0)).ravel() > 0)
+    rows, cols = _nonempty(M)
     present, y = np.unique(dataset.labels[rows], return_inverse=True)
     names = [dataset.label_names[k] for k in present]
     sample_names, feature_names = dataset.sample_names, dataset.feature_names
@@ -444,6 +520,131 @@ def _relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Input
     if rows.size < dataset.n_samples:
         facts["kept_rows"] = rows.tolist()
     return Inputs(labels=y, label_names=names, relation=relation, spec=dict(spec, seed=seed, **facts))
+
+
+def _two_group_inputs(dataset: Dataset, spec: dict[str, Any], seed: int, R: np.ndarray, row_idx: np.ndarray,
+                      col_idx: np.ndarray, facts: dict[str, Any], points: bool,
+                      origin: np.ndarray | None = None) -> Inputs:
+    """Inputs of a relation between two groups of the dataset's samples (rows ``row_idx``, columns ``col_idx``):
+    empty rows and columns dropped, both sides labelled with the dataset's classes and named by its samples. The
+    facts ``row_samples`` / ``column_samples`` give each side's samples as indices of the loaded dataset
+    (``origin`` maps the indices of a cut dataset back to them)."""
+    rows, cols = _nonempty(R)
+    ri, ci = row_idx[rows], col_idx[cols]
+    names = list(dataset.label_names)
+    sample_names = dataset.sample_names
+    relation = Relation(sp.csr_matrix(R[np.ix_(rows, cols)]), [sample_names[i] for i in ri],
+                        [sample_names[j] for j in ci], row_labels=dataset.labels[ri], row_label_names=names,
+                        column_labels=dataset.labels[ci], column_label_names=names,
+                        row_points=dataset.X[ri] if points else None, column_points=dataset.X[ci] if points else None)
+    facts = dict(facts, n_rows=int(rows.size), n_columns=int(cols.size),
+                 n_empty_rows_dropped=int(row_idx.size - rows.size),
+                 n_empty_columns_dropped=int(col_idx.size - cols.size),
+                 row_samples=(ri if origin is None else origin[ri]).tolist(),
+                 column_samples=(ci if origin is None else origin[ci]).tolist())
+    return Inputs(labels=dataset.labels[ri], label_names=names, relation=relation,
+                  spec=dict(spec, seed=seed, **facts))
+
+
+def _cluster_index(dataset: Dataset, value: int | str, key: str) -> int:
+    if isinstance(value, str):
+        if value not in dataset.label_names:
+            raise ValueError(f"inputs relation.groups.{key}: unknown cluster {value!r}; the clusters are "
+                             f"{dataset.label_names}")
+        return dataset.label_names.index(value)
+    if not 0 <= value < dataset.n_cohorts:
+        raise ValueError(f"inputs relation.groups.{key}: cluster id {value} is not in 0..{dataset.n_cohorts - 1} "
+                         f"(clusters {dataset.label_names})")
+    return int(value)
+
+
+def _point_relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
+    """``relation: {source: points, groups: {rows, columns, shared}, width: mean}``: the dataset's points split
+    into the row group (clusters in ``rows``, and a random half of each cluster in ``shared``) and the column group
+    (``columns``, the other half of ``shared``: the co-clusters), and r_ij = exp(−‖x_i − y_j‖² / s) with s the mean
+    squared distance (co-embedding paper Eq. 44; :func:`cova.affinity.relation.gaussian_relation`). Each shared
+    cluster of size n_c gives ⌊n_c/2⌋ rows, drawn with ``split_seed`` (default: the inputs seed)."""
+    from .affinity.relation import gaussian_relation
+
+    block = spec["relation"]
+    groups = block["groups"]
+    side: dict[int, str] = {}
+    for key in RELATION_GROUP_KEYS:
+        for value in groups.get(key, []):
+            j = _cluster_index(dataset, value, key)
+            if j in side:
+                raise ValueError(f"inputs relation.groups: cluster {dataset.label_names[j]!r} (id {j}) is listed "
+                                 f"more than once (in {side[j]!r} and {key!r}); list every cluster exactly once")
+            side[j] = key
+    missing = [dataset.label_names[j] for j in range(dataset.n_cohorts) if j not in side]
+    if missing:
+        raise ValueError(f"inputs relation.groups: clusters {missing} are not listed; list every cluster exactly "
+                         f"once under rows, columns or shared")
+    split_seed = int(block.get("split_seed", seed))
+    rng = np.random.default_rng(split_seed)
+    in_rows = np.zeros(dataset.n_samples, dtype=bool)
+    in_cols = np.zeros(dataset.n_samples, dtype=bool)
+    for j in range(dataset.n_cohorts):
+        members = np.flatnonzero(dataset.labels == j)
+        if side[j] == "rows":
+            in_rows[members] = True
+        elif side[j] == "columns":
+            in_cols[members] = True
+        else:
+            chosen = rng.permutation(members)[: members.size // 2]
+            in_rows[chosen] = True
+            in_cols[np.setdiff1d(members, chosen)] = True
+    row_idx, col_idx = np.flatnonzero(in_rows), np.flatnonzero(in_cols)
+    if row_idx.size == 0 or col_idx.size == 0:
+        raise ValueError("inputs relation.groups leaves the row or the column group empty; put at least one "
+                         "cluster (or a shared cluster of 2 or more points) on each side")
+    R, scale = gaussian_relation(dataset.X[row_idx], dataset.X[col_idx], block.get("width", "mean"))
+    names = dataset.label_names
+    facts = {"split_seed": split_seed, "relation_scale": scale,
+             "group_of_cluster": {names[j]: side[j] for j in range(dataset.n_cohorts)},
+             "rows_per_cluster": {names[j]: int(np.sum(dataset.labels[row_idx] == j)) for j in range(len(names))},
+             "columns_per_cluster": {names[j]: int(np.sum(dataset.labels[col_idx] == j)) for j in range(len(names))}}
+    return _two_group_inputs(dataset, spec, seed, R, row_idx, col_idx, facts, points=True)
+
+
+def _hop_relation_inputs(dataset: Dataset, spec: dict[str, Any], seed: int) -> Inputs:
+    """``relation: {source: hop_distances, row_fraction: 0.4, rounding: round, split_seed: s}``: link data as in
+    the co-embedding paper's Sec. 4.3. The dataset's relation graph is made undirected (A + Aᵀ > 0, no self loops)
+    and cut to its largest connected component; per class, round(row_fraction·n_c) (``rounding: floor``:
+    ⌊row_fraction·n_c⌋) random members, drawn with ``split_seed`` (default: the inputs seed), form the row group,
+    the rest the column group; D holds the hop counts between the groups, t = mean(D) and R = exp(−D/t)
+    (:func:`cova.affinity.relation.hop_distance_relation`)."""
+    from .affinity.relation import hop_distance_relation, symmetric_adjacency
+
+    block = spec["relation"]
+    if dataset.relations is None:
+        raise ValueError("inputs relation: {source: hop_distances} needs a dataset with a relation (link) matrix "
+                         f"({dataset.meta.get('name', 'this dataset')} has none)")
+    if dataset.relations.shape != (dataset.n_samples,) * 2:
+        raise ValueError(f"inputs relation: {{source: hop_distances}} needs an l×l relation matrix "
+                         f"(l = {dataset.n_samples}), got {dataset.relations.shape}")
+    dataset, component = _largest_component(dataset)
+    A = symmetric_adjacency(dataset.relations)
+    fraction = float(block.get("row_fraction", 0.4))
+    rounding = block.get("rounding", "round")
+    split_seed = int(block.get("split_seed", seed))
+    rng = np.random.default_rng(split_seed)
+    in_rows = np.zeros(dataset.n_samples, dtype=bool)
+    for j in range(dataset.n_cohorts):
+        members = np.flatnonzero(dataset.labels == j)
+        k = int(np.floor(fraction * members.size + (0.5 if rounding == "round" else 0.0)))
+        in_rows[rng.choice(members, size=k, replace=False)] = True
+    row_idx, col_idx = np.flatnonzero(in_rows), np.flatnonzero(~in_rows)
+    if row_idx.size == 0 or col_idx.size == 0:
+        raise ValueError(f"inputs relation.row_fraction={fraction} leaves the row or the column group empty")
+    R, D, t = hop_distance_relation(A, row_idx, col_idx)
+    facts = {"split_seed": split_seed, "row_fraction": fraction, "rounding": rounding, "t": t,
+             "max_hop_distance": int(D.max()), "lcc_size": int(dataset.n_samples),
+             "lcc_edges": int(sp.triu(A, k=1).nnz), **component,
+             "rows_per_class": np.bincount(dataset.labels[row_idx], minlength=dataset.n_cohorts).tolist(),
+             "columns_per_class": np.bincount(dataset.labels[col_idx], minlength=dataset.n_cohorts).tolist()}
+    origin = np.asarray(facts.pop("kept_rows")) if "kept_rows" in facts else None
+    return _two_group_inputs(dataset, spec, seed, R, row_idx, col_idx, facts, points=False, origin=origin)
 
 
 def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Inputs:

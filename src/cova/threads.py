@@ -45,6 +45,15 @@ def limit_threads(n: int) -> None:
     threadpool_limits(limits=n)
 
 
+def job_threads() -> int:
+    """The thread count of this process's job: ``$OMP_NUM_THREADS`` when set (:func:`limit_threads` sets it), else
+    the number of CPUs (at least 1)."""
+    value = os.environ.get("OMP_NUM_THREADS")
+    if value:
+        return max(1, int(value))
+    return os.cpu_count() or 1
+
+
 def thread_report() -> dict[str, Any]:
     """numba's thread count (None if numba was not used) and every loaded BLAS/OpenMP pool with its size."""
     from threadpoolctl import threadpool_info

@@ -58,13 +58,14 @@ rule experiment:
         ),
     params:
         spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
+    threads: lambda wc: PLAN.experiment_resources(wc.name).get("threads", 1)
     log:
         "results/logs/paper/{paper}/{name}.log",
     conda:
         ENV
     resources:
-        mem_mb=4000,
-        runtime=20,
+        mem_mb=lambda wc: PLAN.experiment_resources(wc.name).get("mem_mb", 4000),
+        runtime=lambda wc: PLAN.experiment_resources(wc.name).get("runtime", 20),
     shell:
         "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
         " --html {output.html} 2> {log}"

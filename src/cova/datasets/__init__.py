@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import Dataset
+from .coembedding import coembed_points
 from .coil20 import coil20
 from .compound import compound
 from .cora import cora
@@ -40,6 +41,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "coil20": coil20,
     "compound": compound,
     "worldtrade": worldtrade,
+    "coembed_points": coembed_points,
     "places2": places2,
     "generic": generic,
 }

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .coembedding.figures import coembed_maps, coembed_sweep
+from .coembedding.timing import coembed_timing
 from .cova.cora import link_panels, reference_sweep
 from .cova.images import img_links, img_sweep
 from .cova.links import highlight_grid, link_graphs
@@ -32,6 +34,8 @@ RENDERERS: dict[str, Renderer] = {
     "img_links": img_links, "img_sweep": img_sweep,
     # DOSNES (Lu, Yang & Corander 2016): Fig. 1, Figs. 2-4
     "radial_panels": radial_panels, "sphere_panels": sphere_panels,
+    # co-embeddings (Wu, Mu, Liatsis & Goulermas): Figs. 2-11 maps and curves, Fig. 12 timing
+    "coembed_maps": coembed_maps, "coembed_sweep": coembed_sweep, "coembed_timing": coembed_timing,
 }
 
 

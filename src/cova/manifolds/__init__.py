@@ -26,9 +26,10 @@ from .optimize import (
                        sgd_batches,
                        update_gains,
 )
+from .product import Product
 from .sphere import CentredSphere, Sphere
 from .stiefel import Stiefel
 
 __all__ = ["noncompact_stiefel", "stiefel", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
-           "Stiefel", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
+           "Stiefel", "Product", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
            "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection"]

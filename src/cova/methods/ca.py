@@ -20,29 +20,14 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg
 
 from ..inputs import Inputs
+from ..objectives.coembedding import TRIVIAL_TOL, relation_margins, scaled_svd
 from .base import Embedder
 from .constraints import POSITIVE_INT, SEED, StrOptions
 
-#: Below this many rows or columns ``solver="auto"`` takes the dense SVD, above it the sparse ``svds``.
-DENSE_MAX = 500
-#: Singular values of the normalised relation this close to 1 beyond the first are further trivial ones.
-TRIVIAL_TOL = 1e-10
-
-
-def _margins(R: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-    dr = np.asarray(R.sum(axis=1), dtype=np.float64).ravel()
-    dc = np.asarray(R.sum(axis=0), dtype=np.float64).ravel()
-    for side, d in (("row", dr), ("column", dc)):
-        empty = np.flatnonzero(d <= 0)
-        if empty.size:
-            raise ValueError(f"correspondence analysis needs a relation without all-zero rows and columns; "
-                             f"{empty.size} {side}s are empty (first: {empty[:5].tolist()}); drop them first")
-    return dr, dc
+#: The method named in error messages.
+NAME = "correspondence analysis"
 
 
 def normalized_svd(R: Any, n_triples: int, solver: str = "auto",
@@ -50,35 +35,12 @@ def normalized_svd(R: Any, n_triples: int, solver: str = "auto",
     """The ``n_triples`` leading singular triples of B = D_r^{-1/2} R D_c^{-1/2} (trivial one first), in
     descending order, each sign fixed so that the entry of largest magnitude of u is positive.
 
-    Returns ``(U (m, t), s (t,), V (n, t), d_r (m,), d_c (n,))``. ``solver``: ``"dense"``
-    (``scipy.linalg.svd(full_matrices=False)``), ``"sparse"`` (``scipy.sparse.linalg.svds`` with a seeded start,
-    for large sparse R) or ``"auto"`` (dense while min(m, n) ≤ :data:`DENSE_MAX`). Raises ``ValueError`` for
-    negative entries, all-zero rows or columns, or more triples than min(m, n) (``svds``: min(m, n) − 1).
+    Returns ``(U (m, t), s (t,), V (n, t), d_r (m,), d_c (n,))``; ``solver`` and the errors as in
+    :func:`cova.objectives.coembedding.scaled_svd` (dense SVD while min(m, n) ≤ 500, else ``svds``).
     """
-    R = sp.csr_matrix(R, dtype=np.float64)
-    if R.nnz and (not np.all(np.isfinite(R.data)) or R.data.min() < 0):
-        raise ValueError("correspondence analysis needs a relation with finite, non-negative entries")
-    dr, dc = _margins(R)
-    m, n = R.shape
-    if solver not in ("auto", "dense", "sparse"):
-        raise ValueError(f"solver must be one of ['auto', 'dense', 'sparse'], got {solver!r}")
-    if solver == "auto":
-        solver = "dense" if min(m, n) <= DENSE_MAX else "sparse"
-    limit = min(m, n) - (1 if solver == "sparse" else 0)
-    if not 1 <= n_triples <= limit:
-        raise ValueError(f"a {m}×{n} relation has at most {limit} singular triples with the {solver} solver; "
-                         f"asked for {n_triples}")
-    B = sp.diags(1.0 / np.sqrt(dr)) @ R @ sp.diags(1.0 / np.sqrt(dc))
-    if solver == "dense":
-        U, s, Vt = scipy.linalg.svd(B.toarray(), full_matrices=False)
-        U, s, V = U[:, :n_triples], s[:n_triples], Vt[:n_triples].T
-    else:
-        U, s, Vt = scipy.sparse.linalg.svds(B.tocsr(), k=n_triples, random_state=random_state)
-        order = np.argsort(-s)
-        U, s, V = U[:, order], s[order], Vt[order].T
-    big = np.argmax(np.abs(U), axis=0)
-    signs = np.where(U[big, np.arange(U.shape[1])] < 0, -1.0, 1.0)
-    return U * signs, s, V * signs, dr, dc
+    R, dr, dc = relation_margins(R, NAME)
+    return scaled_svd(R, 1.0 / np.sqrt(dr), 1.0 / np.sqrt(dc), n_triples, solver=solver,
+                      random_state=random_state, name=NAME)
 
 
 def correspondence_analysis(R: Any, n_components: int = 2, solver: str = "auto",

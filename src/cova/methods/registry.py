@@ -6,13 +6,17 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .acas import ACAS
 from .base import Embedder
 from .ca import CA
+from .code import CODE
+from .coembed import CoEmbedding
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
 from .dosnes import DOSNES, TSNEAffinity
 from .ldmgi import LDMGI
 from .lmds import LMDS
 from .mcml import MCML
+from .mkpe import MKPE
 from .mma import MMA
 from .nerv import NeRV, TNeRV
 from .nse import NSE, LaplacianEigenmaps
@@ -57,6 +61,10 @@ METHODS: dict[str, type[Embedder]] = {
     "umap": UMAP,
     "pca": PCA,
     "ca": CA,
+    "coembed": CoEmbedding,
+    "acas": ACAS,
+    "code": CODE,
+    "mkpe": MKPE,
 }
 
 

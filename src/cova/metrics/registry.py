@@ -20,6 +20,13 @@ Measures of graph embeddings (ours; the DOSNES paper judges its figures by eye, 
 graph inputs and normalised weights provide: they are computed for the runs of those inputs, and the records of
 runs on plain vector inputs keep exactly their keys. ``degree_radius_rho``, ``knn_accuracy`` and
 ``graph_precision`` follow the run's ``geometry`` (on a sphere, chordal distances on the unit sphere).
+
+Measures of relation runs (co-embedding paper Sec. 4.3, :mod:`.coembedding`), computed once per run when the method
+embedded the column objects too (``columns``): ``mean_rank`` (keys ``mean_rank``, ``mean_rank_ties``; top 10
+columns of R per row) and ``pooled_1nn_error`` (10-fold 1-NN error on the pooled rows and columns, which needs the
+relation's column labels), and ``gamma_objective`` (Γ of Eq. 43 with k_r = k_c = 5: the mutual 5-NN row-column
+pairs of R that the embedding loses, :func:`cova.objectives.coembedding.gamma_objective`, the objective the
+proposed model's search minimises).
 """
 
 from __future__ import annotations
@@ -30,14 +37,22 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..objectives.coembedding import gamma_objective
 from .centres import procrustes_align
+from .coembedding import mean_rank, mean_rank_ties, pooled_knn_error
 from .cohort import s_c, s_c_r, s_n, s_s
 from .cohort_graphs import recall_against
 from .crowding import centre_fraction, degree_radius_rho, radial_cv
 from .display_neighbours import graph_precision, knn_accuracy
 from .neighborhood import trustworthiness_continuity
 
-__all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "register", "evaluate", "nan_scores", "metric_keys"]
+__all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "MEAN_RANK_TOP", "register", "evaluate", "nan_scores",
+           "metric_keys"]
+
+#: The number of most related columns per row in the mean rank (co-embedding paper Sec. 4.3: ten).
+MEAN_RANK_TOP = 10
+#: k_r = k_c of the registered Γ (co-embedding paper Sec. 3.4: five).
+GAMMA_K = 5
 
 
 @dataclass(frozen=True)
@@ -46,8 +61,9 @@ class ScoreData:
 
     ``prototypes`` are the run's Υ (the desired arrangement); ``placed_prototypes`` the points the method itself
     placed cohorts at (Υ for COVA E1-E4 and P1-P4, E for eigen-COVA); ``original_graph`` the boolean (c, c) κ-NN
-    graph of the Eq. 6 cohort similarity of W; ``relation`` the inputs' :class:`~cova.inputs.Relation` (no metric
-    uses it yet); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
+    graph of the Eq. 6 cohort similarity of W; ``relation`` the inputs' :class:`~cova.inputs.Relation`;
+    ``columns`` the embedded column objects of a relation run (the method's extra ``column_embedding``) and
+    ``column_labels`` their classes (the relation's column labels); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
     normalisation (both over the rows scored); ``kl`` the final KL divergence the method reported. The settings
     (:data:`SETTINGS`) are always present: ``geometry`` of the embedding (``"plane"`` or ``"sphere"``), κ, and the
     k of the neighbourhood scores.
@@ -66,6 +82,8 @@ class ScoreData:
     W: Any = None
     degree: np.ndarray | None = None
     kl: float | None = None
+    columns: np.ndarray | None = None
+    column_labels: np.ndarray | None = None
     n_neighbors: int = 12
     kappa: int = 2
     geometry: str = "plane"
@@ -178,6 +196,24 @@ def _graph_precision(d: ScoreData) -> dict[str, float]:
 @register("kl", needs=("kl",), keys=("kl",), scope="all")
 def _kl(d: ScoreData) -> dict[str, float]:
     return {"kl": float(d.kl)}
+
+
+@register("mean_rank", needs=("Z", "relation", "columns"), keys=("mean_rank", "mean_rank_ties"), scope="all")
+def _mean_rank(d: ScoreData) -> dict[str, float]:
+    R = d.relation.matrix
+    return {"mean_rank": mean_rank(R, d.Z, d.columns, top=MEAN_RANK_TOP),
+            "mean_rank_ties": mean_rank_ties(R, d.Z, d.columns, top=MEAN_RANK_TOP)}
+
+
+@register("pooled_1nn_error", needs=("Z", "columns", "labels", "column_labels"), keys=("pooled_1nn_error",),
+          scope="all")
+def _pooled_1nn_error(d: ScoreData) -> dict[str, float]:
+    return {"pooled_1nn_error": pooled_knn_error(d.Z, d.columns, d.labels, d.column_labels, n_neighbors=1)}
+
+
+@register("gamma_objective", needs=("Z", "relation", "columns"), keys=("gamma_objective",), scope="all")
+def _gamma_objective(d: ScoreData) -> dict[str, float]:
+    return {"gamma_objective": float(gamma_objective(d.relation.matrix, d.Z, d.columns, GAMMA_K, GAMMA_K))}
 
 
 def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None) -> list[Metric]:

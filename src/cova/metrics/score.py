@@ -6,7 +6,8 @@ method found no embedding (status other than ``ok``) gets NaN for every score it
 
 The graph measures (:mod:`.registry`) see the run's W and the input graph's degrees only on the rows W covers:
 all rows, or the training rows of a split (they get no ``*_test`` scores). ``kl`` is read once from the
-embedding's extra ``kl_divergence`` (a scalar; the last entry of a saved trace).
+embedding's extra ``kl_divergence`` (a scalar; the last entry of a saved trace). The measures of relation runs
+(mean rank, pooled 1-NN error) read the embedded column objects from the extra ``column_embedding``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,16 @@ def _final_kl(embedding: Embedding) -> float | None:
     if saved is None or np.size(saved) == 0:
         return None
     return float(np.ravel(saved)[-1])
+
+
+def _columns(embedding: Embedding, relation: Any) -> np.ndarray | None:
+    """The embedded column objects of a relation run: the extra ``column_embedding``; for a run without an
+    embedding, NaN of the relation's column count, so that its record holds NaN under the relation keys."""
+    if relation is None:
+        return None
+    if not embedding.ok:
+        return np.full((relation.shape[1], embedding.n_components), np.nan)
+    return embedding.extras.get("column_embedding")
 
 
 def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2, knn_k: int = 5,
@@ -75,8 +86,11 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
                          **settings)
         part = evaluate(data, scope="rows") if ok else nan_scores(data, scope="rows")
         scores.update({f"{k}{suffix}": v for k, v in part.items()})
+    relation = inputs.relation if train is None else None
     everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, labels=labels, gold_labels=inputs.gold_labels,
-                           gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), **settings)
+                           gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), relation=relation,
+                           columns=_columns(embedding, relation),
+                           column_labels=None if relation is None else relation.column_labels, **settings)
     scores.update(evaluate(everything, scope="all") if ok else nan_scores(everything, scope="all"))
     if train is not None:
         scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))

@@ -121,7 +121,7 @@ def plot_layers_3d(ax: Axes, layers: Sequence[tuple[np.ndarray, np.ndarray, str,
     ax.set_title(f"view: elevation {view[0]:g}°, azimuth {view[1]:g}°", fontsize=8)
 
 
-def _robust_view(ax: Axes, points: np.ndarray, quantile: float = 0.5, margin: float = 0.1) -> None:
+def robust_view(ax: Axes, points: np.ndarray, quantile: float = 0.5, margin: float = 0.1) -> None:
     """Limit a 2-D view to the central part of ``points`` (the ``quantile``-th to the (100 − ``quantile``)-th
     percentile of each axis, widened by ``margin``) when a few far points would otherwise squeeze the rest into a
     corner (correspondence-analysis maps have such tails), and say how many points lie outside."""
@@ -182,7 +182,7 @@ def save_scatter_figure(path: str | os.PathLike, Z: np.ndarray, labels: np.ndarr
                 legend_ax.scatter(P[:, 0], P[:, 1], c=colours, s=size, marker=marker, linewidths=0,
                                   rasterized=len(P) > 5000)
             legend_ax.set_aspect("equal", adjustable="datalim")
-            _robust_view(legend_ax, np.vstack([P for P, *_ in layers]))
+            robust_view(legend_ax, np.vstack([P for P, *_ in layers]))
         else:
             draw_no_embedding(legend_ax)
         legend_ax.set_xticks([])
