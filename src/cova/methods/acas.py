@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from ..inputs import Inputs
 from ..objectives.coembedding import relation_margins, scaled_svd
-from .base import Embedder, check_size
+from .base import Embedder, check_size, relation_matrix
 from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 
 __all__ = ["ACAS", "GRID_P", "GRID_ALPHA", "GRID_BETA", "acas_scales", "acas_svd", "acas_coordinates",
@@ -231,9 +231,7 @@ class ACAS(Embedder):
 
     def fit(self, inputs: Inputs) -> "ACAS":
         self._validate_params()
-        if inputs.relation is None:
-            raise ValueError("ACAS needs a relation (an inputs block with 'relation')")
-        R = _relation(inputs.relation.matrix)
+        R = _relation(relation_matrix(inputs, "ACAS"))
         check_size(max(R.shape), self.max_samples, "ACAS", "the score compares dense m×n matrices")
         if self.search == "grid":
             out = acas_grid_search(R, self.n_components, self.bins, solver=self.solver,

@@ -22,6 +22,14 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
         )
 
 
+def relation_matrix(inputs: Inputs, name: str) -> Any:
+    """The run's relation matrix (sparse m×n), or a ``ValueError`` saying that method ``name`` needs a relation
+    inputs block."""
+    if inputs.relation is None:
+        raise ValueError(f"{name} needs a relation (an inputs block with 'relation')")
+    return inputs.relation.matrix
+
+
 class DegenerateSolution(ValueError):
     """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
     no negative eigenvalue, COVA Sec. 3.2.2). The pipeline records such a run as degenerate (NaN scores) instead of

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..inputs import Inputs
 from ..objectives.coembedding import TRIVIAL_TOL, relation_margins, scaled_svd
-from .base import Embedder
+from .base import Embedder, relation_matrix
 from .constraints import POSITIVE_INT, SEED, StrOptions
 
 #: The method named in error messages.
@@ -90,9 +90,7 @@ class CA(Embedder):
 
     def fit(self, inputs: Inputs) -> "CA":
         self._validate_params()
-        if inputs.relation is None:
-            raise ValueError("CA needs a relation (an inputs block with 'relation')")
-        Zx, Zy, theta = correspondence_analysis(inputs.relation.matrix, self.n_components, self.solver,
+        Zx, Zy, theta = correspondence_analysis(relation_matrix(inputs, "CA"), self.n_components, self.solver,
                                                 self.random_state)
         self.embedding_ = np.ascontiguousarray(Zx)
         self.column_embedding_ = np.ascontiguousarray(Zy)

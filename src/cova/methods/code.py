@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from ..inputs import Inputs
 from ..objectives.code import code_nll, code_parameter_sizes, split_code_parameters
-from .base import Embedder, check_size
+from .base import Embedder, check_size, relation_matrix
 from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions
 
 __all__ = ["CODE", "code_embedding"]
@@ -106,9 +106,7 @@ class CODE(Embedder):
 
     def fit(self, inputs: Inputs) -> "CODE":
         self._validate_params()
-        if inputs.relation is None:
-            raise ValueError("CODE needs a relation (an inputs block with 'relation')")
-        R = sp.csr_matrix(inputs.relation.matrix, dtype=np.float64)
+        R = sp.csr_matrix(relation_matrix(inputs, "CODE"), dtype=np.float64)
         m, n = R.shape
         check_size(max(m, n), self.max_samples, "CODE", "dense m×n arrays between the row and column objects")
         total = float(R.sum())

@@ -17,7 +17,7 @@ from ..objectives.coembedding import (
     reduced_model,
 )
 from ..threads import job_threads
-from .base import Embedder
+from .base import Embedder, relation_matrix
 from .constraints import POSITIVE_INT, SEED, StrOptions, integer, real
 
 #: The grids of the search: ``"paper"`` covers the paper's ranges (81 SVDs × 169 rescalings), ``"ci"`` is small.
@@ -105,9 +105,7 @@ class CoEmbedding(Embedder):
 
     def fit(self, inputs: Inputs) -> "CoEmbedding":
         self._validate_params()
-        if inputs.relation is None:
-            raise ValueError("CoEmbedding needs a relation (an inputs block with 'relation')")
-        R = inputs.relation.matrix
+        R = relation_matrix(inputs, "CoEmbedding")
         k_r, k_c = self.k_r, (self.k_r if self.k_c == "same" else self.k_c)
         for name, value, size in (("k_r", k_r, R.shape[0]), ("k_c", k_c, R.shape[1])):
             try:

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from ..inputs import Inputs
 from ..manifolds import Euclidean, Product, Stiefel, riemannian_gradient_descent
 from ..objectives.mkpe import mkpe_objective
-from .base import Embedder, check_size
+from .base import Embedder, check_size, relation_matrix
 from .constraints import MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE_INT, SEED
 
 __all__ = ["MKPE", "mkpe_embedding"]
@@ -97,9 +97,7 @@ class MKPE(Embedder):
 
     def fit(self, inputs: Inputs) -> "MKPE":
         self._validate_params()
-        if inputs.relation is None:
-            raise ValueError("MKPE needs a relation (an inputs block with 'relation')")
-        R = sp.csr_matrix(inputs.relation.matrix, dtype=np.float64)
+        R = sp.csr_matrix(relation_matrix(inputs, "MKPE"), dtype=np.float64)
         m, n = R.shape
         check_size(max(m, n), self.max_samples, "MKPE", "dense m×n kernels between the row and column objects")
         top = R.max() if R.nnz else 0.0

@@ -117,6 +117,8 @@ def coembed_timing(spec: dict[str, Any], out: dict[str, str]) -> None:
             ax.plot(g.m, g.wall_s, marker="o", ms=3, color=f"C{i % 10}", label=entry)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(sizes, [str(m) for m in sizes])
+        ax.minorticks_off()
         ax.set_xlabel("m = n")
         ax.set_ylabel(f"wall-clock seconds ({threads} threads)")
         ax.set_title(f"k = {k}", fontsize=9)
