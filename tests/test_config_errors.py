@@ -320,3 +320,16 @@ def test_snakemake_names_the_line_of_a_yaml_error_in_config_yaml(tmp_path):
     proc = dry_run(workdir)
     assert proc.returncode != 0
     assert re.search(r"config file config.yaml, line \d+, column \d+: not valid YAML", proc.stdout + proc.stderr)
+
+
+def test_coembedding_neighbourhood_sizes_are_checked_before_any_job():
+    config = small(dots={"loader": "coembed_points", "params": {"kind": "dots"}})
+    config["inputs"]["rel"] = {"relation": {"source": "points",
+                                            "groups": {"rows": [0, 1], "columns": [2, 3], "shared": [4, 5]}}}
+    config["methods"]["co"] = {"method": "coembed", "params": {"search": "grid", "k_r": "10pct"}}
+    config["runs"].append({"dataset": "dots", "inputs": "rel", "methods": ["co"]})
+    assert refused(config) == ("config key methods.co.params.k_r: '10pct' is not allowed; allowed: an int in the "
+                               "range [1, inf) or a percentage such as '10%', 'all' or 'all-<k>'")
+    config["methods"]["co"]["params"]["k_r"] = "10%"
+    config["methods"]["co"]["grid"] = {"k_c": ["same", "all-10", 5]}
+    validate_config(config)

@@ -18,7 +18,7 @@ from ..objectives.coembedding import (
 )
 from ..threads import job_threads
 from .base import Embedder, relation_matrix
-from .constraints import POSITIVE_INT, SEED, StrOptions, integer, real
+from .constraints import POSITIVE_INT, SEED, StrOptions, StrPattern, integer, real
 
 #: The grids of the search: ``"paper"`` covers the paper's ranges (81 SVDs × 169 rescalings), ``"ci"`` is small.
 GRIDS: dict[str, dict[str, list[float]]] = {
@@ -27,6 +27,8 @@ GRIDS: dict[str, dict[str, list[float]]] = {
     "ci": {"eta1": [0.5, 1, 2], "eta2": [0.5, 1, 2], "xi": [0.5, 1, 1.5, 2], "gamma": [0, 0.5, 1, 1.5]},
 }
 GRID_KEYS = ("eta1", "eta2", "xi", "gamma")
+#: The string forms of k_r and k_c (:func:`cova.objectives.coembedding.neighbourhood_size` checks the bounds).
+NEIGHBOURHOOD = StrPattern(r"\d+(\.\d+)?%|all|all-\d+", "a percentage such as '10%', 'all' or 'all-<k>'")
 
 
 class CoEmbedding(Embedder):
@@ -74,8 +76,8 @@ class CoEmbedding(Embedder):
         "gamma": [real(0.0, 3.0)],
         "search": [StrOptions({"none", "grid"})],
         "grid": [StrOptions(set(GRIDS)), dict],
-        "k_r": [integer(1, None), str],
-        "k_c": [integer(1, None), str],
+        "k_r": [integer(1, None), NEIGHBOURHOOD],
+        "k_c": [integer(1, None), NEIGHBOURHOOD, StrOptions({"same"})],
         "solver": [StrOptions({"auto", "dense", "sparse"})],
         "random_state": SEED,
     }

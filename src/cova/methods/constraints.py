@@ -17,7 +17,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval as _Interval
 from sklearn.utils._param_validation import InvalidParameterError, Options, RealNotInt, StrOptions
 
-__all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "real", "integer", "UNIT",
+__all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
+           "integer", "UNIT",
            "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT", "SEED", "SEED_OR_NONE", "MAX_SAMPLES",
            "explain"]
 
@@ -30,6 +31,23 @@ class Interval(_Interval):
 
     def is_satisfied_by(self, val: Any) -> bool:
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+class StrPattern(StrOptions):
+    """A string matching ``pattern`` (whole, case-insensitive), described to the user as ``description`` (e.g. the
+    co-embedding's neighbourhood sizes ``"10%"``, ``"all-10"``). scikit-learn has no pattern constraint and accepts
+    only its own constraint classes, so this is a ``StrOptions`` whose test is the pattern."""
+
+    def __init__(self, pattern: str, description: str):
+        super().__init__(set())
+        self.pattern = re.compile(pattern, re.IGNORECASE)
+        self.description = description
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, str) and self.pattern.fullmatch(val.strip()) is not None
+
+    def __str__(self) -> str:
+        return self.description
 
 
 def real(left: float | None = None, right: float | None = None, closed: Closed = "both") -> Interval:

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.ticker import MaxNLocator
 
 from .scatter import cohort_colours, draw_no_embedding, panel_grid, robust_view
 
@@ -106,6 +107,7 @@ def _draw_curves(fig: Any, table: pd.DataFrame, x: str, measures: Sequence[str],
                     sd = stats["std"].fillna(0.0)
                     ax.fill_between(stats.index, stats["mean"] - sd, stats["mean"] + sd, color=f"C{i % 10}",
                                     alpha=0.15, linewidth=0)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel(x)
             ax.set_ylabel(labels.get(measure, measure))
             ax.set_title(f"{p}: {labels.get(measure, measure)}", fontsize=9)
