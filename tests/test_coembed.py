@@ -315,7 +315,8 @@ def test_estimator_without_search_and_with_an_explicit_grid():
 @pytest.mark.parametrize("params,match", [
     ({"eta1": 10.5}, "eta1"), ({"eta2": -1.0}, "eta2"), ({"xi": 0.0}, "xi"), ({"xi": 3.5}, "xi"),
     ({"gamma": 4.0}, "gamma"), ({"search": "ga"}, "search"), ({"grid": "huge"}, "grid"),
-    ({"k_r": "five"}, "k_r: .*'five'"), ({"k_c": "all-100"}, "k_c: .*leaves"), ({"k_r": 31}, "k_r: .* 1 and 30"), ({"k_r": 0}, "k_r"),
+    ({"k_r": "five"}, "'k_r' parameter .* percentage such as"), ({"k_c": "all-100"}, "k_c: .*leaves"),
+    ({"k_r": 31}, "k_r: .* 1 and 30"), ({"k_r": 0}, "k_r"),
     ({"search": "grid", "grid": {"eta1": [1.0]}}, "exactly the keys"),
     ({"search": "grid", "grid": {"eta1": [11.0], "eta2": [1.0], "xi": [1.0], "gamma": [0.0]}}, r"eta1.*\[0, 10\]"),
     ({"search": "grid", "grid": {"eta1": [1.0], "eta2": [1.0], "xi": [0.0], "gamma": [0.0]}}, r"xi.*\(0, 3\]"),
