@@ -400,11 +400,17 @@ def test_pynndescent_recall_and_determinism() -> None:
     ind_b, dist_b = nearest_neighbors(X, k, method="pynndescent", random_state=3)
     assert np.array_equal(ind_a, ind_b) and np.array_equal(dist_a, dist_b)
     assert numba.get_num_threads() == threads  # NNDescent's numba.set_num_threads(n_jobs) does not leak
-    # "auto": exact if l ≤ exact_max_samples or d ≤ exact_max_dim, else pynndescent
-    ind_auto, _ = nearest_neighbors(X, k, exact_max_samples=1000, exact_max_dim=0, random_state=3)
+    # "auto": exact if l ≤ exact_max_samples or d ≤ exact_max_dim or l²·d ≤ exact_max_work, else pynndescent
+    ind_auto, _ = nearest_neighbors(X, k, exact_max_samples=1000, exact_max_dim=0, exact_max_work=0,
+                                    random_state=3)
     assert np.array_equal(ind_auto, ind_a)
     assert np.array_equal(nearest_neighbors(X, k)[0], ind_e)
     assert np.array_equal(nearest_neighbors(X, k, exact_max_samples=1000)[0], ind_e)  # d = 5 ≤ 15
+    # l²·d = 4.5e7 within the default work bound: exact even with the other two thresholds off
+    assert np.array_equal(nearest_neighbors(X, k, exact_max_samples=1000, exact_max_dim=0)[0], ind_e)
+    # squared distances: the same order, the squares of the distances
+    ind_s, d2 = nearest_neighbors(X, k, squared=True)
+    assert np.array_equal(ind_s, ind_e) and np.allclose(np.sqrt(d2), dist_e, rtol=1e-15, atol=0)
 
 
 def test_weights_deterministic_including_pynndescent_path() -> None:

@@ -37,48 +37,70 @@ __all__ = ["nearest_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
 METHODS: tuple[str, ...] = ("auto", "exact", "pynndescent")
 METRICS: tuple[str, ...] = ("euclidean", "cosine")
 
+#: ``"auto"`` searches exactly while l²·d is at most this (≈ 70,000 samples in 65 dimensions, 20,000 in 800): below
+#: it scikit-learn's blocked brute force (BLAS Gram blocks and a per-row heap, threads over query blocks) is faster
+#: than NN-descent (2.4× at 70,000 × 50 on 2 threads, ``benchmarks/inputs.py``), exact, and thread-independent.
+EXACT_MAX_WORK: float = 3.2e11
+
 #: sklearn ``working_memory`` (MB) used while querying; bounds brute-force distance chunks.
 SKLEARN_WORKING_MEMORY_MB: int = 128
-
-# Rows per block when recomputing distances: keeps the (block, k, d) difference tensor at ≈ 2**22 floats (32 MB).
-_RECOMPUTE_ELEMENTS: int = 1 << 22
-
 
 def _check_X(X: np.ndarray) -> np.ndarray:
     return check_matrix(X, "X", contiguous=True)
 
 
+@numba.njit(cache=True, parallel=True)
+def _pair_sq_kernel(X: np.ndarray, r: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jit
+    d = X.shape[1]
+    for t in numba.prange(r.shape[0]):  # pairs are independent: the result does not depend on the thread count
+        a = r[t]
+        b = c[t]
+        acc = 0.0
+        for j in range(d):
+            diff = X[a, j] - X[b, j]
+            acc += diff * diff
+        out[t] = acc
+
+
+@numba.njit(cache=True, parallel=True)
+def _pair_dot_kernel(X: np.ndarray, r: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - jit
+    d = X.shape[1]
+    for t in numba.prange(r.shape[0]):
+        a = r[t]
+        b = c[t]
+        acc = 0.0
+        for j in range(d):
+            acc += X[a, j] * X[b, j]
+        out[t] = acc
+
+
+def _pairs(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    rows = np.asarray(rows)
+    cols = np.asarray(cols)
+    r = np.ascontiguousarray(rows.reshape(-1), dtype=np.int64)
+    c = np.ascontiguousarray(cols.reshape(-1), dtype=np.int64)
+    return r, c, rows.shape
+
+
 def pair_sq_distances(X: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances ``Σ_t (x_rows[t] − x_cols[t])²`` in float64 by direct differences.
 
-    ``rows`` and ``cols`` are integer arrays of one common shape; the result has that shape. Work is done in blocks
-    of pairs (memory O(block·d)). This is the single definition of a pairwise distance used throughout
-    :mod:`cova.affinity`; it is symmetric bit for bit (``(a−b)² == (b−a)²`` in floating point).
+    ``rows`` and ``cols`` are integer arrays of one common shape; the result has that shape. One compiled pass over
+    the pairs (threads over pairs, memory O(pairs)), summing over the columns in order. This is the single definition
+    of a pairwise distance used throughout :mod:`cova.affinity`; it is symmetric bit for bit (``(a−b)² == (b−a)²``
+    in floating point) and does not depend on the thread count.
     """
-    rows = np.asarray(rows)
-    cols = np.asarray(cols)
-    shape = rows.shape
-    r = rows.reshape(-1)
-    c = cols.reshape(-1)
+    r, c, shape = _pairs(rows, cols)
     out = np.empty(r.shape[0], dtype=np.float64)
-    step = max(1, _RECOMPUTE_ELEMENTS // X.shape[1])
-    for start in range(0, r.shape[0], step):  # loop over blocks of pairs, not samples
-        stop = min(start + step, r.shape[0])
-        diff = X[r[start:stop]] - X[c[start:stop]]
-        np.einsum("ij,ij->i", diff, diff, out=out[start:stop])
+    _pair_sq_kernel(np.ascontiguousarray(X, dtype=np.float64), r, c, out)
     return out.reshape(shape)
 
 
 def _pair_cosine_distances(Xn: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``1 − x̂_i·x̂_j`` for unit-norm rows ``Xn`` (blocked like :func:`pair_sq_distances`)."""
-    shape = rows.shape
-    r = rows.reshape(-1)
-    c = cols.reshape(-1)
+    """``1 − x̂_i·x̂_j`` for unit-norm rows ``Xn`` (one compiled pass like :func:`pair_sq_distances`)."""
+    r, c, shape = _pairs(rows, cols)
     out = np.empty(r.shape[0], dtype=np.float64)
-    step = max(1, _RECOMPUTE_ELEMENTS // Xn.shape[1])
-    for start in range(0, r.shape[0], step):
-        stop = min(start + step, r.shape[0])
-        np.einsum("ij,ij->i", Xn[r[start:stop]], Xn[c[start:stop]], out=out[start:stop])
+    _pair_dot_kernel(np.ascontiguousarray(Xn, dtype=np.float64), r, c, out)
     return (1.0 - out).reshape(shape)
 
 
@@ -138,6 +160,8 @@ def nearest_neighbors(
     random_state: int = 0,
     n_jobs: int = 1,
     exact_max_dim: int = 15,
+    exact_max_work: float = EXACT_MAX_WORK,
+    squared: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``n_neighbors`` nearest neighbours of every sample, the sample itself excluded.
 
@@ -150,20 +174,25 @@ def nearest_neighbors(
     metric : ``"euclidean"`` (‖x_i − x_j‖) or ``"cosine"`` (1 − cos(x_i, x_j); rows must be non-zero). Cosine
         neighbours are searched as Euclidean neighbours of the unit-normalised rows (same order, since
         ‖x̂_i − x̂_j‖² = 2(1 − cos)), which lets both back ends use their fastest Euclidean code.
-    method : ``"auto"``, ``"exact"`` or ``"pynndescent"``. ``"auto"`` is exact if l ≤ ``exact_max_samples`` *or*
+    method : ``"auto"``, ``"exact"`` or ``"pynndescent"``. ``"auto"`` is exact if l ≤ ``exact_max_samples``, *or*
         d ≤ ``exact_max_dim`` (kd-tree territory: there the exact search is as fast as NN-descent and
-        avoids pynndescent's fixed ≈ 0.8–1.1 GB NN-descent workspace, ×3 with n_jobs > 1), else pynndescent.
+        avoids pynndescent's fixed ≈ 0.8–1.1 GB NN-descent workspace, ×3 with n_jobs > 1), *or* l²·d ≤
+        ``exact_max_work`` (scikit-learn's blocked brute force beats NN-descent there, and a fresh process does
+        not pay pynndescent's ≈ 40 s of numba compilation); else pynndescent.
     exact_max_samples : sample-count threshold for ``"auto"``.
     exact_max_dim : dimension threshold for ``"auto"`` (15 = where sklearn itself stops using trees).
         Set it to 0 to make ``"auto"`` depend on l only.
     random_state : seed of pynndescent (ignored by the exact path).
-    n_jobs : threads for the back end. For pynndescent it is part of the seed (see module docstring).
+    exact_max_work : l²·d threshold for ``"auto"`` (:data:`EXACT_MAX_WORK`).
+    n_jobs : threads for pynndescent, for which it is part of the seed (see module docstring). The exact path runs
+        on the job's thread pools (scikit-learn's OpenMP; the result does not depend on them).
+    squared : return squared Euclidean distances (ignored for cosine).
 
     Returns
     -------
     indices : (l, k) int64, the neighbours of each row, sorted by (distance, index).
-    distances : (l, k) float64, recomputed exactly from X in float64 (Euclidean: ``sqrt`` of
-        :func:`pair_sq_distances`; cosine: ``1 − x̂_i·x̂_j``).
+    distances : (l, k) float64, recomputed exactly from X in float64 (Euclidean: :func:`pair_sq_distances`, its
+        ``sqrt`` unless ``squared``; cosine: ``1 − x̂_i·x̂_j``).
     """
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
@@ -187,7 +216,10 @@ def nearest_neighbors(
     else:
         Xs = X
 
-    use_exact = method == "exact" or (method == "auto" and (l <= exact_max_samples or X.shape[1] <= exact_max_dim))
+    d = X.shape[1]
+    use_exact = method == "exact" or (
+        method == "auto" and (l <= exact_max_samples or d <= exact_max_dim or float(l) * l * d <= exact_max_work)
+    )
     if use_exact:
         ind = _exact_neighbors(Xs, k, int(n_jobs))
     else:
@@ -198,7 +230,7 @@ def nearest_neighbors(
     if metric == "cosine":
         dist = _pair_cosine_distances(Xs, rows, ind)
     else:
-        dist = np.sqrt(pair_sq_distances(X, rows, ind))
+        dist = pair_sq_distances(X, rows, ind)  # sorted as squares (finer than after the square root)
 
     # Sort each row by (distance, index): stable sort by index, then stable sort by distance.
     order = np.argsort(ind, axis=1, kind="stable")
@@ -207,4 +239,6 @@ def nearest_neighbors(
     order = np.argsort(dist, axis=1, kind="stable")
     ind = np.ascontiguousarray(np.take_along_axis(ind, order, axis=1))
     dist = np.ascontiguousarray(np.take_along_axis(dist, order, axis=1))
+    if metric == "euclidean" and not squared:
+        np.sqrt(dist, out=dist)
     return ind, dist

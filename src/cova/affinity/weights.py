@@ -206,9 +206,8 @@ def gaussian_perplexity(
         raise ValueError(
             f"need 0 < perplexity < n_neighbors; got perplexity = {perplexity}, n_neighbors = {k} (l = {l})"
         )
-    ind, dist = nearest_neighbors(X, k, metric="euclidean", method=method, random_state=random_state, n_jobs=n_jobs)
-    del dist  # recompute d² directly (no sqrt round trip)
-    d2 = pair_sq_distances(X, np.broadcast_to(np.arange(l)[:, None], ind.shape), ind)
+    ind, d2 = nearest_neighbors(X, k, metric="euclidean", method=method, random_state=random_state, n_jobs=n_jobs,
+                                squared=True)
     P = conditional_probabilities(d2, perplexity)
     A = _knn_matrix(ind, P, l)
     W = ((A + A.T) / (2.0 * l)).tocsr()

@@ -20,6 +20,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from .base import FunctionManifold, Manifold, accepts_keyword
 
@@ -266,58 +267,62 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
         f, g = value_and_grad(x, need_value)
         return f, manifold.project(x, g)
 
-    x = np.array(x0, dtype=float, copy=True)
-    f, rg = evaluate(x, 0, True)
-    if not np.isfinite(f):
-        raise ValueError("the objective is not finite at x0")
-    gn = gn0 = float(np.linalg.norm(rg))
-    history = [f]
-    have_value = True  # f belongs to the current x
-    update = np.zeros_like(x)
-    gain = np.ones_like(x)
-    message = f"maximum number of iterations ({max_iter}) reached"
-    rank_checked = True
-    n_iter = 0
-    for i in range(max_iter):
-        if gtol is not None and gn <= gtol * gn0:
-            message = "gradient tolerance reached"
-            break
-        mu = momentum[0] if i < momentum_switch_iter else momentum[1]
-        gain = update_gains(gain, rg, update, gains, min_gain)
-        update = mu * update - learning_rate * gain * rg
-        check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
-        x = manifold.retract(x, update, check_rank=check)
-        rank_checked = check or not has_rank_check
-        update = manifold.project(x, update)
-        n_iter = i + 1
-        need_value = bool(log_every) and n_iter % log_every == 0 and n_iter >= n_exaggerated
-        f, rg = evaluate(x, n_iter, need_value)
-        have_value = need_value
-        gn = float(np.linalg.norm(rg))
-        if not np.isfinite(gn):
-            message = "the gradient became non-finite (learning rate too large?)"
-            break
-        if need_value:
+    # BLAS held to one thread for the run: the loop's own BLAS calls are tiny (the gradient norm, the l×k SVD of a
+    # rank check), and after each one OpenBLAS's idle threads spin and take the cores from the compiled gradient
+    # kernels and openTSNE's FFT repulsion (which ran 1.6× slower; benchmarks/versus.py measures the effect).
+    with threadpool_limits(limits=1, user_api="blas"):
+        x = np.array(x0, dtype=float, copy=True)
+        f, rg = evaluate(x, 0, True)
+        if not np.isfinite(f):
+            raise ValueError("the objective is not finite at x0")
+        gn = gn0 = float(np.linalg.norm(rg))
+        history = [f]
+        have_value = True  # f belongs to the current x
+        update = np.zeros_like(x)
+        gain = np.ones_like(x)
+        message = f"maximum number of iterations ({max_iter}) reached"
+        rank_checked = True
+        n_iter = 0
+        for i in range(max_iter):
+            if gtol is not None and gn <= gtol * gn0:
+                message = "gradient tolerance reached"
+                break
+            mu = momentum[0] if i < momentum_switch_iter else momentum[1]
+            gain = update_gains(gain, rg, update, gains, min_gain)
+            update = mu * update - learning_rate * gain * rg
+            check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
+            x = manifold.retract(x, update, check_rank=check)
+            rank_checked = check or not has_rank_check
+            update = manifold.project(x, update)
+            n_iter = i + 1
+            need_value = bool(log_every) and n_iter % log_every == 0 and n_iter >= n_exaggerated
+            f, rg = evaluate(x, n_iter, need_value)
+            have_value = need_value
+            gn = float(np.linalg.norm(rg))
+            if not np.isfinite(gn):
+                message = "the gradient became non-finite (learning rate too large?)"
+                break
+            if need_value:
+                history.append(f)
+                log.log(level, "iteration %d: f = %.10g, |grad| = %.3e (%.3e relative), momentum = %.2f",
+                        n_iter, f, gn, gn / gn0 if gn0 > 0 else 0.0, mu)
+            if callback is not None and callback(n_iter, x, f if need_value else float("nan"), gn):
+                message = "stopped by callback"
+                break
+        if has_rank_check and not rank_checked:
+            x, lifted = _final_rank_check(manifold, x)
+            if lifted:
+                have_value = False
+        if not have_value:
+            f, g = value_and_grad(x, True)
+            rg = manifold.project(x, g)
+            gn = float(np.linalg.norm(rg))
             history.append(f)
-            log.log(level, "iteration %d: f = %.10g, |grad| = %.3e (%.3e relative), momentum = %.2f",
-                    n_iter, f, gn, gn / gn0 if gn0 > 0 else 0.0, mu)
-        if callback is not None and callback(n_iter, x, f if need_value else float("nan"), gn):
-            message = "stopped by callback"
-            break
-    if has_rank_check and not rank_checked:
-        x, lifted = _final_rank_check(manifold, x)
-        if lifted:
-            have_value = False
-    if not have_value:
-        f, g = value_and_grad(x, True)
-        rg = manifold.project(x, g)
-        gn = float(np.linalg.norm(rg))
-        history.append(f)
-    converged = bool(gtol is not None and gn <= gtol * gn0)
-    log.log(level, "momentum gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
-            n_iter, message, f, gn)
-    return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
-                          message=message, step=float(learning_rate))
+        converged = bool(gtol is not None and gn <= gtol * gn0)
+        log.log(level, "momentum gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
+                n_iter, message, f, gn)
+        return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
+                              message=message, step=float(learning_rate))
 
 
 def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.ndarray, n_samples: int, *,

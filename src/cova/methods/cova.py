@@ -222,12 +222,15 @@ def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.
     ``cohort_rule`` ∈ {"dist" (Eq. 7), "kl" (Eq. 8 in the normalised A.8 form)}; ``local_rule`` ∈ {"dist" (Eq. 1),
     "kl" (Eq. 2, joint p_s = W, repulsion by ``kl_method``)}. A term whose weight is 0 is not evaluated.
     ``kl_entropy``: Σ w ln w of W when precomputed (:func:`cova.objectives.kl_entropy`; constant in Z).
-    ``need_value=False``: the O_KL^(L) value (a logarithm per edge of W) is skipped and the returned value is NaN;
-    the gradient is unchanged (used by the momentum optimiser between log points).
+    ``need_value=False``: the O_KL^(L) and O_KL^(C) values (logarithms per edge of W and per sample–prototype pair)
+    are skipped and the returned value is NaN; the gradient is unchanged (used by the momentum optimiser between log points).
     """
     value, grad = 0.0, np.zeros_like(Z)
     if alpha != 0.0:
-        fc, gc = (o_dist_c if cohort_rule == "dist" else o_kl_c)(Z, R, prototypes)
+        if cohort_rule == "dist":
+            fc, gc = o_dist_c(Z, R, prototypes)
+        else:
+            fc, gc = o_kl_c(Z, R, prototypes, need_value=need_value)
         value, grad = alpha * fc, alpha * gc
     if alpha != 1.0:
         if local_rule == "dist":

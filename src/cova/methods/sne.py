@@ -104,13 +104,12 @@ def conditional_affinities(X: np.ndarray, perplexity: float = 30.0, neighbors: s
     if neighbors == "all":
         return dense_conditional_probabilities(dense_sq_distances(X), perplexity)
     if neighbors == "knn":
-        from ..affinity.knn import nearest_neighbors, pair_sq_distances
+        from ..affinity.knn import nearest_neighbors
 
         k = min(l - 1, int(3 * perplexity))
         if not 0 < perplexity < k:
             raise ValueError(f"need 0 < perplexity < n_neighbors = {k}, got {perplexity}")
-        ind, _ = nearest_neighbors(X, k, method="exact", random_state=random_state)
-        d2 = pair_sq_distances(X, np.broadcast_to(np.arange(l)[:, None], ind.shape), ind)
+        ind, d2 = nearest_neighbors(X, k, method="exact", random_state=random_state, squared=True)
         Pc = conditional_probabilities(d2, perplexity)
         P = np.zeros((l, l), dtype=np.float64)
         np.put_along_axis(P, ind, Pc, axis=1)

@@ -25,7 +25,8 @@ def o_dist_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[floa
     return value, grad
 
 
-def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float, np.ndarray]:
+def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray, *,
+           need_value: bool = True) -> tuple[float, np.ndarray]:
     """O_KL^(C) of COVA Eq. 8 **in the normalised form of Eq. A.8** and its gradient (Table A.1).
 
     ``t_ij = (1 + ‖z_i − υ_j‖²)⁻¹`` and ``O = Σ_ij r_ij ln(r_ij / (t_ij / Σ_ab t_ab))`` with ``0·ln 0 = 0``; the
@@ -39,6 +40,8 @@ def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float,
     for any R ≥ 0. Squared distances are computed as ``Σ_k (z_ik − υ_jk)²`` (exact, non-negative).
     Cost O(l·c·k) time, O(l·k) extra memory (two passes of compiled kernels, threads over samples; per-sample
     partial sums are added in a fixed order, so results do not depend on the number of threads).
+    ``need_value=False`` (the momentum optimiser between log points) skips the two logarithms per pair and returns
+    NaN as the value; the gradient is the same.
     """
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     R = np.ascontiguousarray(R, dtype=np.float64)
@@ -48,16 +51,18 @@ def o_kl_c(Z: np.ndarray, R: np.ndarray, prototypes: np.ndarray) -> tuple[float,
     grad = np.empty_like(Z)
     mass = float(R.sum())
     with kernel_threads(R.size):
-        _kl_c_sums(Z, R, P, row_t, row_cross, row_ent)
+        _kl_c_sums(Z, R, P, row_t, row_cross, row_ent, bool(need_value))
         sum_t = float(row_t.sum())
         _kl_c_grad(Z, R, P, mass / sum_t, grad)
+    if not need_value:
+        return float("nan"), grad
     value = float(row_ent.sum()) + float(row_cross.sum()) + mass * math.log(sum_t)
     return float(value), grad
 
 
 @numba.njit(parallel=True, cache=True)
-def _kl_c_sums(Z, R, P, row_t, row_cross, row_ent):  # pragma: no cover - jit
-    """Per sample i: Σ_j t_ij, Σ_j r_ij ln(1 + d²_ij), Σ_j r_ij ln r_ij (r > 0)."""
+def _kl_c_sums(Z, R, P, row_t, row_cross, row_ent, with_value):  # pragma: no cover - jit
+    """Per sample i: Σ_j t_ij and, ``with_value``, Σ_j r_ij ln(1 + d²_ij), Σ_j r_ij ln r_ij (r > 0)."""
     l, k = Z.shape
     c = P.shape[0]
     for i in numba.prange(l):
@@ -70,10 +75,11 @@ def _kl_c_sums(Z, R, P, row_t, row_cross, row_ent):  # pragma: no cover - jit
                 diff = Z[i, dim] - P[j, dim]
                 d2 += diff * diff
             st += 1.0 / (1.0 + d2)
-            r = R[i, j]
-            cross += r * math.log1p(d2)
-            if r > 0.0:
-                ent += r * math.log(r)
+            if with_value:
+                r = R[i, j]
+                cross += r * math.log1p(d2)
+                if r > 0.0:
+                    ent += r * math.log(r)
         row_t[i] = st
         row_cross[i] = cross
         row_ent[i] = ent

@@ -391,10 +391,11 @@ def kl_repulsion(Z: np.ndarray, method: str = "auto", **options) -> tuple[float,
 
 
 @numba.njit(parallel=True, cache=True)
-def _attraction_kernel(indptr, indices, w, Z, attr, row_cross, with_value):  # pragma: no cover - jit
+def _attraction_kernel(indptr, indices, w, Z, attr, row_cross, row_mass, with_value):  # pragma: no cover - jit
     l, k = Z.shape
     for i in numba.prange(l):
         cross = 0.0
+        mass = 0.0
         for dim in range(k):
             attr[i, dim] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
@@ -405,16 +406,19 @@ def _attraction_kernel(indptr, indices, w, Z, attr, row_cross, with_value):  # p
                 d2 += diff * diff
             if with_value:
                 cross += w[p] * math.log1p(d2)
+            mass += w[p]
             s = w[p] / (1.0 + d2)
             for dim in range(k):
                 attr[i, dim] += s * (Z[i, dim] - Z[j, dim])
         row_cross[i] = cross
+        row_mass[i] = mass
 
 
 @numba.njit(parallel=True, cache=True)
-def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross, with_value):  # pragma: no cover - jit
+def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross, row_mass, with_value):  # pragma: no cover - jit
     for i in numba.prange(Z.shape[0]):
         cross = 0.0
+        mass = 0.0
         a0 = 0.0
         a1 = 0.0
         zi0 = Z[i, 0]
@@ -426,26 +430,42 @@ def _attraction_kernel_2d(indptr, indices, w, Z, attr, row_cross, with_value):  
             d2 = d0 * d0 + d1 * d1
             if with_value:
                 cross += w[p] * math.log1p(d2)
+            mass += w[p]
             s = w[p] / (1.0 + d2)
             a0 += s * d0
             a1 += s * d1
         attr[i, 0] = a0
         attr[i, 1] = a1
         row_cross[i] = cross
+        row_mass[i] = mass
+
+
+@numba.njit(parallel=True, cache=True)
+def _row_entropy_kernel(indptr, w, out):  # pragma: no cover - jit
+    for i in numba.prange(indptr.shape[0] - 1):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            if w[p] > 0.0:
+                acc += w[p] * math.log(w[p])
+        out[i] = acc
 
 
 def kl_entropy(W: sp.spmatrix) -> float:
     """``Σ w ln w`` over the positive entries of W (0·ln 0 = 0): the Z-independent constant of the KL.
-    Optimisers compute it once and pass it to :func:`tsne_kl_sparse` (``entropy=``) to save a logarithm per edge."""
-    w = sp.csr_matrix(W).data
-    w = w[w > 0]
-    return float(np.sum(w * np.log(w)))
+    Optimisers compute it once and pass it to :func:`tsne_kl_sparse` (``entropy=``) to save a logarithm per edge.
+    One compiled pass over the rows (row sums added in a fixed order: independent of the thread count)."""
+    W = sp.csr_matrix(W)
+    out = np.empty(W.shape[0])
+    with kernel_threads(W.nnz):
+        _row_entropy_kernel(W.indptr, np.asarray(W.data, dtype=np.float64), out)
+    return float(out.sum())
 
 
-def _attraction(Z: np.ndarray, W: sp.spmatrix, with_value: bool = True) -> tuple[float, np.ndarray]:
-    """Attractive part of the sparse t-SNE KL over nnz(W): ``(Σ w ln(1 + d²), Σ_j w_ij q_ij (z_i − z_j))``.
+def _attraction(Z: np.ndarray, W: sp.spmatrix, with_value: bool = True) -> tuple[float, np.ndarray, float]:
+    """Attractive part of the sparse t-SNE KL over nnz(W): ``(Σ w ln(1 + d²), Σ_j w_ij q_ij (z_i − z_j), Σ w)``.
 
-    ``with_value=False`` skips the logarithms (one per edge) and returns NaN for the first entry.
+    ``with_value=False`` skips the logarithms (one per edge) and returns NaN for the first entry. The mass Σ w comes
+    from the same pass (the weights are read anyway), so callers need no separate sum over W.
 
     One pass of a compiled kernel over the CSR rows (threads over rows, a specialised loop for k = 2; each row's
     sums are written by one thread and added in a fixed order, so the result does not depend on the number of
@@ -455,10 +475,12 @@ def _attraction(Z: np.ndarray, W: sp.spmatrix, with_value: bool = True) -> tuple
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     attr = np.empty_like(Z)
     row_cross = np.empty(Z.shape[0])
+    row_mass = np.empty(Z.shape[0])
     kernel = _attraction_kernel_2d if Z.shape[1] == 2 else _attraction_kernel
     with kernel_threads(W.nnz):
-        kernel(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64), Z, attr, row_cross, bool(with_value))
-    return (float(row_cross.sum()) if with_value else float("nan")), attr
+        kernel(W.indptr, W.indices, np.asarray(W.data, dtype=np.float64), Z, attr, row_cross, row_mass,
+               bool(with_value))
+    return (float(row_cross.sum()) if with_value else float("nan")), attr, float(row_mass.sum())
 
 
 def tsne_kl_sparse(Z: np.ndarray, P: sp.spmatrix, *, method: str = "auto", entropy: float | None = None,
@@ -487,18 +509,17 @@ def tsne_kl_sparse(Z: np.ndarray, P: sp.spmatrix, *, method: str = "auto", entro
     """
     Z = np.asarray(Z, dtype=float)
     resolve_repulsion_method(method, Z.shape[0], Z.shape[1])  # unknown names fail before any work
-    cross, attr = _attraction(Z, P, need_value)
+    cross, attr, mass = _attraction(Z, P, need_value)
     if exaggeration != 1.0:
         attr_grad = float(exaggeration) * attr
     else:
         attr_grad = attr
     if not need_value:
         sum_q, rep = kl_repulsion(Z, method, **method_options)
-        return float("nan"), 4.0 * (attr_grad - (float(P.sum()) / sum_q) * rep)
+        return float("nan"), 4.0 * (attr_grad - (mass / sum_q) * rep)
     if entropy is None:
         entropy = kl_entropy(P)
     sum_q, rep = kl_repulsion(Z, method, **method_options)
-    mass = float(P.sum())
     value = entropy + cross + mass * np.log(sum_q)
     grad = 4.0 * (attr_grad - (mass / sum_q) * rep)
     return float(value), grad
