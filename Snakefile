@@ -54,6 +54,10 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/benchmarks.smk"
 
 
+localrules:
+    timing_plan,
+
+
 rule all:
     input:
         PLAN.all_targets(),

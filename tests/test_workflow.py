@@ -72,8 +72,8 @@ def test_dry_run_lists_the_dag(tmp_path):
     assert jobs["dataset"] == len(plan.config["datasets"])  # a dataset replaced by its fallback is not built
     assert jobs["experiment"] == len(plan.experiments)
     assert jobs["fetch"] == 3  # compound, cora and worldtrade, the real datasets of the CI config
-    assert jobs["embed"] == n_runs and jobs["score"] == n_runs and jobs["scatter"] == n_runs
-    assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1
+    assert jobs["embed"] == n_runs and jobs["score"] == n_runs and "scatter" not in jobs  # score draws it
+    assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1 and jobs["timings"] == 1
 
 
 def test_lint_reports_nothing(tmp_path):
@@ -100,6 +100,29 @@ def test_outputs_exist(first_run):
     assert list(first_run.glob("results/**/.*.npz")) == []  # no temporary file left behind
 
 
+def test_every_job_leaves_a_benchmark_file_and_the_time_table_counts_them(first_run):
+    """Each job of the run wrote its benchmark file; the time table sums them per rule (the per-rule job counts are
+    those of the DAG), per experiment, and estimates the whole run's wall time."""
+    plan = Plan(load_ci())
+    jobs_dir = first_run / "results/benchmarks/jobs"
+    n_runs = len(plan.runs())
+    assert len(list((jobs_dir / "embed").rglob("*.tsv"))) == n_runs
+    assert len(list((jobs_dir / "score").rglob("*.tsv"))) == n_runs
+    assert len(list((jobs_dir / "experiment").rglob("*.tsv"))) == len(plan.experiments)
+    with open(first_run / "results/tables/timings.csv") as f:
+        rows = list(csv.DictReader(f))
+    rules = {r["name"]: r for r in rows if r["kind"] == "rule"}
+    assert int(float(rules["embed"]["jobs"])) == n_runs and int(float(rules["score"]["jobs"])) == n_runs
+    assert int(float(rules["dataset"]["jobs"])) == len(plan.config["datasets"])
+    total = sum(float(r["wall_s"]) for r in rules.values())
+    experiments = {r["name"]: r for r in rows if r["kind"] == "experiment"}
+    assert set(experiments) == set(plan.experiments)
+    assert all(int(float(r["missing"])) == 0 for r in experiments.values())
+    estimate = {r["name"]: float(r["wall_s"]) for r in rows if r["kind"] == "estimate"}
+    assert 0 < estimate["critical_s"] <= total and estimate["wall_16_cores_s"] <= estimate["wall_2_cores_s"]
+    assert estimate["wall_2_cores_s"] >= estimate["core_s"] / 2
+
+
 def test_two_runs_give_identical_scores(first_run, tmp_path):
     second = make_workdir(tmp_path / "run2")
     # only what the scores depend on (data, inputs, embeddings, scores): figures are not compared
@@ -118,8 +141,8 @@ def test_changing_a_parameter_reruns_only_its_dependents(first_run):
     plan = Plan(config)
     runs_with_e1 = sum(entry == "e1_a0.1" for _, _, entry in plan.runs())
     experiments = sum(any(e == "e1_a0.1" for _, _, e in plan.experiment_runs(n)) for n in plan.experiments)
-    assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scatter": runs_with_e1,
-                    "scores_table": 1, "cova_fig1": 1, "experiment": experiments, "all": 1}
+    assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scores_table": 1, "cova_fig1": 1,
+                    "experiment": experiments, "timings": 1, "timing_plan": 1, "all": 1}
 
 
 def test_report_holds_every_figure_and_table(first_run):
@@ -128,6 +151,7 @@ def test_report_holds_every_figure_and_table(first_run):
     assert "fig1.png" in html
     assert "scores.csv" in html and "scores.html" in html
     assert html.count("scatter.png") >= 1
+    assert "timings.png" in html and "timings.html" in html
 
 
 def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):

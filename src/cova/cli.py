@@ -123,21 +123,32 @@ def cmd_score(a: argparse.Namespace) -> None:
     record = {**_json(a.ids), "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
               "status": embedding.status, **scores}
     write_text_atomic(a.out, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    if a.scatter:  # the run's figure from the same process: one job start instead of two
+        _draw_scatter(inputs, embedding, record, a.title, a.scatter)
+
+
+def _draw_scatter(inputs: Any, emb: Any, scores: dict[str, Any], title: str, out: str) -> None:
+    from .viz.scatter import save_scatter_figure
+
+    if scores.get("status", "ok") != "ok":
+        title += f"\n{scores['status']}"
+    save_scatter_figure(out, emb.Z, inputs.labels, inputs.label_names, prototypes=emb.placed_or_none,
+                        scores=scores, title=title, geometry=emb.geometry,
+                        columns=emb.extras.get("column_embedding"), kinds=("row objects", "column objects"))
 
 
 def cmd_scatter(a: argparse.Namespace) -> None:
     from .embedding import Embedding
     from .inputs import Inputs
-    from .viz.scatter import save_scatter_figure
 
-    inputs = Inputs.load(a.dataset, a.inputs)
-    emb = Embedding.load(a.embedding)
-    scores = json.loads(Path(a.scores).read_text())
-    if scores.get("status", "ok") != "ok":
-        a.title += f"\n{scores['status']}"
-    save_scatter_figure(a.out, emb.Z, inputs.labels, inputs.label_names, prototypes=emb.placed_or_none,
-                        scores=scores, title=a.title, geometry=emb.geometry,
-                        columns=emb.extras.get("column_embedding"), kinds=("row objects", "column objects"))
+    _draw_scatter(Inputs.load(a.dataset, a.inputs), Embedding.load(a.embedding),
+                  json.loads(Path(a.scores).read_text()), a.title, a.out)
+
+
+def cmd_timings(a: argparse.Namespace) -> None:
+    from .viz.timings import render_timings
+
+    render_timings(a.jobs, a.plan, {"csv": a.csv, "html": a.html, "png": a.png})
 
 
 def cmd_table(a: argparse.Namespace) -> None:
@@ -199,8 +210,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                 {"params": "{}", "raw": ""}),
     "inputs": ("build W, R and prototypes", cmd_inputs, ["dataset", "spec", "out"], {"seed": "0"}),
     "embed": ("run one method", cmd_embed, ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0"}),
-    "score": ("score one embedding", cmd_score, ["dataset", "inputs", "embedding", "out"],
-              {"metrics": "{}", "ids": "{}"}),
+    "score": ("score one embedding (and draw its scatter plot with --scatter)", cmd_score,
+              ["dataset", "inputs", "embedding", "out"], {"metrics": "{}", "ids": "{}", "scatter": "", "title": ""}),
     "scatter": ("cohort scatter plot of one embedding", cmd_scatter,
                 ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
     "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),
@@ -209,6 +220,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                    {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
+    "timings": ("per-rule and per-experiment time table and plot from the jobs' benchmark files", cmd_timings,
+                ["jobs", "plan", "csv", "html", "png"], {}),
     "check-config": ("check a configuration file (YAML syntax, overlay, schema, cross-references) without "
                      "Snakemake; an overlay's base is looked up in --workdir", cmd_check_config, ["configfile"],
                      {"workdir": "."}),

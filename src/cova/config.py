@@ -11,6 +11,7 @@ import inspect
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -442,6 +443,13 @@ def make_id(name: str, payload: Any) -> str:
     return f"{name}-{digest[:8]}"
 
 
+#: Where every job's Snakemake ``benchmark:`` file goes: ``{BENCHMARK_DIR}/{rule}/...{wildcards}.tsv``.
+BENCHMARK_DIR = "results/benchmarks/jobs"
+#: The per-rule / per-experiment time table of the whole run (rule ``timings``).
+TIMINGS_OUTPUTS = {"csv": "results/tables/timings.csv", "html": "results/tables/timings.html",
+                   "png": "results/tables/timings.png"}
+
+
 @dataclass(frozen=True)
 class MethodJob:
     entry: str
@@ -452,10 +460,15 @@ class MethodJob:
     grid_values: dict[str, Any]
 
 
+def _name_part(value: Any) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", str(value).replace("%", "pct"))
+
+
 def expand_grid(entry: str, spec: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(name, params, grid values) for every combination of a method entry's ``grid`` (or the entry itself).
 
-    Names are ``{entry}-{param}{value}-...`` in the grid's key order, e.g. ``eig-alpha0.9-eta0.5``.
+    Names are ``{entry}-{param}{value}-...`` in the grid's key order, e.g. ``eig-alpha0.9-eta0.5``; characters a
+    path component should not hold become ``pct`` (for ``%``) or ``_`` (``k_r: "10%"`` → ``k_r10pct``).
     """
     base = dict(spec.get("params", {}))
     grid = spec.get("grid")
@@ -465,7 +478,7 @@ def expand_grid(entry: str, spec: dict[str, Any]) -> list[tuple[str, dict[str, A
     out = []
     for values in itertools.product(*(grid[k] for k in keys)):
         chosen = dict(zip(keys, values))
-        name = "-".join([entry] + [f"{k}{v}" for k, v in chosen.items()])
+        name = "-".join([entry] + [f"{k}{_name_part(v)}" for k, v in chosen.items()])
         out.append((name, {**base, **chosen}, chosen))
     return out
 
@@ -656,10 +669,33 @@ class Plan:
             targets.extend(self.experiment_outputs(name).values())
         return targets
 
-    def all_targets(self) -> list[str]:
+    def all_targets(self, timings: bool = True) -> list[str]:
+        """Everything ``snakemake all`` builds; with ``timings`` also the per-rule time table, which reads the
+        benchmark files of all the others."""
         return ([self.dataset_path(d) for d in self.config["datasets"]] + self.run_files("scatter.png")
                 + ["results/tables/scores.csv", "results/tables/scores.html", "results/tables/datasets.csv",
-                   "results/tables/datasets.html"] + self.paper_targets())
+                   "results/tables/datasets.html"] + self.paper_targets()
+                + (list(TIMINGS_OUTPUTS.values()) if timings else []))
+
+    # benchmark files (one per job: wall and CPU seconds, peak memory; Snakemake's ``benchmark:``)
+    def run_chain(self, dataset: str, inputs: str, entry: str) -> list[str]:
+        """Benchmark files of the jobs one run waits for, in order: fetch(es), dataset, inputs, embed, score."""
+        job = self.method_jobs[entry]
+        inputs_id = self.inputs_ids[inputs]
+        run = f"{dataset}/{inputs_id}/{job.method}/{job.params_id}"
+        return ([f"{BENCHMARK_DIR}/fetch/{k}.tsv" for k in self.raw_keys_for(dataset)]
+                + [f"{BENCHMARK_DIR}/dataset/{dataset}.tsv", f"{BENCHMARK_DIR}/inputs/{dataset}/{inputs_id}.tsv",
+                   f"{BENCHMARK_DIR}/embed/{run}.tsv", f"{BENCHMARK_DIR}/score/{run}.tsv"])
+
+    def timing_plan(self) -> dict[str, Any]:
+        """What the timings renderer needs: every run's chain of benchmark files (:meth:`run_chain`) and, per
+        experiment, its own benchmark file and the indices of the runs it uses."""
+        runs = self.runs()
+        index = {r: i for i, r in enumerate(runs)}
+        experiments = {name: {"paper": e["paper"], "own": f"{BENCHMARK_DIR}/experiment/{e['paper']}/{name}.tsv",
+                              "runs": [index[r] for r in self.experiment_runs(name)]}
+                       for name, e in self.experiments.items()}
+        return {"runs": [self.run_chain(*r) for r in runs], "experiments": experiments}
 
     def datasets_info(self) -> list[tuple[str, str, str]]:
         """(name, loader, description) of every configured dataset, sorted by name (so that reordering the

@@ -36,6 +36,8 @@ rule benchmark_scaling:
         ),
     log:
         "results/logs/benchmarks/scaling.log",
+    benchmark:
+        "results/benchmarks/jobs/benchmark_scaling.tsv"
     params:
         sizes=",".join(str(n) for n in BENCH["sizes"]),
         steps=",".join(BENCH["steps"]),
@@ -58,6 +60,8 @@ rule benchmark_trustworthiness:
         "results/benchmarks/trustworthiness.csv",
     log:
         "results/logs/benchmarks/trustworthiness.log",
+    benchmark:
+        "results/benchmarks/jobs/benchmark_trustworthiness.tsv"
     params:
         n=BENCH["trustworthiness_n"],
     conda:

@@ -29,3 +29,11 @@ def inputs_resource(name, default):
         return PLAN.inputs_resources(wildcards.inputs_id).get(name, default)
 
     return get
+
+
+def write_json(path, obj):
+    """Write ``obj`` as JSON to ``path`` atomically (a run: block's one line of logic)."""
+    tmp = Path(str(path) + ".tmp")
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)

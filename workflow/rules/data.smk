@@ -9,6 +9,8 @@ rule fetch:
         mirrors=as_json(PLAN.mirrors),
     log:
         "results/logs/fetch/{raw}.log",
+    benchmark:
+        "results/benchmarks/jobs/fetch/{raw}.tsv"
     conda:
         ENV
     resources:
@@ -30,6 +32,8 @@ rule dataset:
         raw=lambda wc: PLAN.raw_dir_arg(wc.dataset),
     log:
         "results/logs/dataset/{dataset}.log",
+    benchmark:
+        "results/benchmarks/jobs/dataset/{dataset}.tsv"
     conda:
         ENV
     resources:
@@ -55,6 +59,8 @@ rule datasets_table:
         info=as_json(PLAN.datasets_info()),
     log:
         "results/logs/tables/datasets.log",
+    benchmark:
+        "results/benchmarks/jobs/datasets_table.tsv"
     conda:
         ENV
     resources:

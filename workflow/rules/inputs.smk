@@ -11,6 +11,8 @@ rule inputs:
         seed=PLAN.seed,
     log:
         "results/logs/inputs/{dataset}/{inputs_id}.log",
+    benchmark:
+        "results/benchmarks/jobs/inputs/{dataset}/{inputs_id}.tsv"
     conda:
         ENV
     threads: inputs_resource("threads", 1)

@@ -12,6 +12,8 @@ rule embed:
         seed=PLAN.seed,
     log:
         "results/logs/embed/{dataset}/{inputs_id}/{method}/{params_id}.log",
+    benchmark:
+        "results/benchmarks/jobs/embed/{dataset}/{inputs_id}/{method}/{params_id}.tsv"
     conda:
         ENV
     threads: method_resource("threads", 1)

@@ -1,4 +1,5 @@
-# Scores of each embedding, their aggregate table, and one scatter plot per embedding.
+# Scores of each embedding with its scatter plot (one job: one process start per run), the aggregate table, and
+# the time table of every job (from the benchmark files).
 
 
 rule score:
@@ -7,7 +8,14 @@ rule score:
         inputs="results/{dataset}/{inputs_id}/inputs.npz",
         embedding="results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
     output:
-        "results/{dataset}/{inputs_id}/{method}/{params_id}/scores.json",
+        scores="results/{dataset}/{inputs_id}/{method}/{params_id}/scores.json",
+        scatter=report(
+            "results/{dataset}/{inputs_id}/{method}/{params_id}/scatter.png",
+            caption="../report/scatter.rst",
+            category="Embeddings",
+            subcategory="{dataset}",
+            labels={"dataset": "{dataset}", "inputs": "{inputs_id}", "method": "{method}", "run": "{params_id}"},
+        ),
     params:
         metrics=as_json(PLAN.metrics),
         ids=lambda wc: as_json(
@@ -20,8 +28,11 @@ rule score:
                 "params_id": wc.params_id,
             }
         ),
+        title=lambda wc: f"{wc.dataset}: {PLAN.method_job(wc.method, wc.params_id).entry} ({wc.method})",
     log:
         "results/logs/score/{dataset}/{inputs_id}/{method}/{params_id}.log",
+    benchmark:
+        "results/benchmarks/jobs/score/{dataset}/{inputs_id}/{method}/{params_id}.tsv"
     conda:
         ENV
     threads: method_resource("threads", 1)
@@ -30,35 +41,8 @@ rule score:
         runtime=60,
     shell:
         "python -m cova --threads {threads} score --dataset {input.data} --inputs {input.inputs}"
-        " --embedding {input.embedding} --metrics {params.metrics:q} --ids {params.ids:q} --out {output} 2> {log}"
-
-
-rule scatter:
-    input:
-        data="data/processed/{dataset}.npz",
-        inputs="results/{dataset}/{inputs_id}/inputs.npz",
-        embedding="results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
-        scores="results/{dataset}/{inputs_id}/{method}/{params_id}/scores.json",
-    output:
-        report(
-            "results/{dataset}/{inputs_id}/{method}/{params_id}/scatter.png",
-            caption="../report/scatter.rst",
-            category="Embeddings",
-            subcategory="{dataset}",
-            labels={"dataset": "{dataset}", "inputs": "{inputs_id}", "method": "{method}", "run": "{params_id}"},
-        ),
-    params:
-        title=lambda wc: f"{wc.dataset}: {PLAN.method_job(wc.method, wc.params_id).entry} ({wc.method})",
-    log:
-        "results/logs/scatter/{dataset}/{inputs_id}/{method}/{params_id}.log",
-    conda:
-        ENV
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    shell:
-        "python -m cova --threads {threads} scatter --dataset {input.data} --inputs {input.inputs}"
-        " --embedding {input.embedding} --scores {input.scores} --title {params.title:q} --out {output} 2> {log}"
+        " --embedding {input.embedding} --metrics {params.metrics:q} --ids {params.ids:q} --out {output.scores}"
+        " --scatter {output.scatter} --title {params.title:q} 2> {log}"
 
 
 rule scores_table:
@@ -79,6 +63,8 @@ rule scores_table:
         ),
     log:
         "results/logs/tables/scores.log",
+    benchmark:
+        "results/benchmarks/jobs/scores_table.tsv"
     conda:
         ENV
     resources:
@@ -86,3 +72,48 @@ rule scores_table:
         runtime=5,
     shell:
         "python -m cova --threads {threads} table --scores {input} --csv {output.csv} --html {output.html} 2> {log}"
+
+
+rule timing_plan:
+    output:
+        "results/benchmarks/plan.json",
+    params:
+        plan=PLAN.timing_plan(),
+    log:
+        "results/logs/tables/timing_plan.log",
+    benchmark:
+        "results/benchmarks/jobs/timing_plan.tsv"
+    run:
+        write_json(output[0], params.plan)
+
+
+rule timings:
+    input:
+        targets=PLAN.all_targets(timings=False),
+        plan="results/benchmarks/plan.json",
+    output:
+        csv="results/tables/timings.csv",
+        html=report(
+            "results/tables/timings.html",
+            caption="../report/timings.rst",
+            category="Performance",
+            labels={"table": "time per rule and per experiment"},
+        ),
+        png=report(
+            "results/tables/timings.png",
+            caption="../report/timings.rst",
+            category="Performance",
+            labels={"figure": "time per rule and per experiment"},
+        ),
+    log:
+        "results/logs/tables/timings.log",
+    benchmark:
+        "results/benchmarks/jobs/timings.tsv"
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "python -m cova --threads {threads} timings --jobs results/benchmarks/jobs --plan {input.plan} --csv {output.csv}"
+        " --html {output.html} --png {output.png} 2> {log}"

@@ -25,6 +25,8 @@ if FIG1:
             ),
         log:
             "results/logs/paper/cova_fig1.log",
+        benchmark:
+            "results/benchmarks/jobs/cova_fig1.tsv"
         conda:
             ENV
         resources:
@@ -61,6 +63,8 @@ rule experiment:
     threads: lambda wc: PLAN.experiment_resources(wc.name).get("threads", 1)
     log:
         "results/logs/paper/{paper}/{name}.log",
+    benchmark:
+        "results/benchmarks/jobs/experiment/{paper}/{name}.tsv"
     conda:
         ENV
     resources:
