@@ -100,6 +100,13 @@ def test_table2_uses_selected_runs_and_the_papers_numbers():
     # paper rows without a method of ours are listed, with empty columns of ours
     assert t2.loc["paper:CDA", "paper: letter"] == 0.336 and np.isnan(t2.loc["paper:CDA", "d1"])
     assert t2.loc["paper:lle", "method"] == "LLE" and np.isnan(t2.loc["paper:lle", "paper: letter"])
+    # our lmds is the paper's LocalMDS row: matched, not appended as a paper-only row
+    t = pd.concat([t, pd.DataFrame({"dataset": ["d1"], "group": ["lmds_lam"], "method": ["lmds"],
+                                    "knn5_error": [0.4], "selected": [True]})], ignore_index=True)
+    t2 = table2(t, "nerv_table2").set_index("entry")
+    assert t2.loc["lmds_lam", "paper_row"] == "LocalMDS" and t2.loc["lmds_lam", "d1"] == 0.4
+    assert t2.loc["lmds_lam", "paper: letter"] == 0.499 and t2.loc["lmds_lam", "paper: timit"] == 0.637
+    assert not any(e.startswith("paper:") and "mds" in e.lower() and e != "paper:mds" for e in t2.index)
 
 
 def test_mds_is_metric_smacof_and_size_guarded():
