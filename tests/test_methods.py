@@ -115,3 +115,23 @@ def test_compute_scores_of_e1_follow_alpha(sinusoid):
                                 inp.prototypes, n_neighbors=10) for a in (0.1, 0.9))
     assert high["s_c"] > low["s_c"] and high["s_n"] < low["s_n"]
     assert set(low) == {"s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity"}
+
+
+def test_readme_method_table_lists_every_registered_method():
+    """README's method table names every method of the registry (ranges like `cova_p1` … `cova_p4` count)."""
+    import re
+    from pathlib import Path
+
+    from cova.methods.registry import METHODS
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    named: set[str] = set()
+    for row in rows:
+        first = row.split("|")[1]
+        names = re.findall(r"`([a-z0-9_]+)`", first)
+        named.update(names)
+        if "…" in first and len(names) == 2:  # `x_p1` … `x_p4`
+            stem, a, b = re.match(r"(.*?)(\d+)$", names[0]).group(1), int(names[0][-1]), int(names[1][-1])
+            named.update(f"{stem}{i}" for i in range(a, b + 1))
+    assert sorted(set(METHODS) - named) == []
