@@ -114,7 +114,7 @@ def test_compute_scores_of_e1_follow_alpha(sinusoid):
     low, high = (compute_scores(inp.X, CovaE1(alpha=a).fit_transform(inp), inp.labels, inp.prototypes,
                                 inp.prototypes, n_neighbors=10) for a in (0.1, 0.9))
     assert high["s_c"] > low["s_c"] and high["s_n"] < low["s_n"]
-    assert set(low) == {"s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity"}
+    assert set(low) == {"s_n", "s_n_cohort_kbar", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity"}
 
 
 def test_readme_method_table_lists_every_registered_method():

@@ -14,6 +14,7 @@ import pytest
 from sklearn.manifold import trustworthiness as sk_trustworthiness
 
 from cova.metrics import continuity, s_c, s_c_r, s_n, s_s, trustworthiness, trustworthiness_continuity
+from cova.metrics.cohort import s_n_readings
 from cova.metrics.neighborhood import EXACT_MAX_DIM, KDTREE_MAX_DIM, knn_indices, target_ranks
 
 # --------------------------------------------------------------------------------------------------------
@@ -99,6 +100,20 @@ def ref_s_n(X: np.ndarray, Z: np.ndarray, y: np.ndarray, kappa_max: int | None =
                 s += len(set(NX[:kappa]) & set(NZ[:kappa]))
         total += s / (l * kappa)
     return total / kbar
+
+
+def ref_s_n_per_cohort(X: np.ndarray, Z: np.ndarray, y: np.ndarray) -> float:
+    """S_n with κ̄_j = ⌊0.9 n_j⌋ for the members of cohort j, written out with sets."""
+    DX, DZ = full_sqdist(X), full_sqdist(Z)
+    total = 0.0
+    for j in np.unique(y):
+        members = np.flatnonzero(y == j)
+        kbar = (9 * members.size) // 10
+        for i in members:
+            NX = neighbours_sorted(DX, i, members)
+            NZ = neighbours_sorted(DZ, i, members)
+            total += sum(len(set(NX[:k]) & set(NZ[:k])) / k for k in range(1, kbar + 1)) / kbar
+    return total / len(X)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -326,6 +341,23 @@ def test_s_n_matches_reference(seed, lattice, d):
         assert len({tuple(r) for r in Z}) < len(Z)  # the data really have duplicates
     assert s_n(X, Z, y) == pytest.approx(ref_s_n(X, Z, y), abs=1e-12)
     assert s_n(X, Z, y, kappa_max=3) == pytest.approx(ref_s_n(X, Z, y, kappa_max=3), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed,lattice,d", [(0, False, 6), (2, True, 3), (4, False, EXACT_MAX_DIM + 4)])
+def test_s_n_per_cohort_kappa_bar_matches_reference(seed, lattice, d):
+    X, Z, y, _ = cohort_data(seed, d=d, lattice=lattice)
+    assert len(set(np.bincount(y).tolist())) > 1  # unequal cohorts: the two readings differ
+    assert s_n(X, Z, y, per_cohort=True) == pytest.approx(ref_s_n_per_cohort(X, Z, y), abs=1e-12)
+    assert s_n(X, Z, y, per_cohort=True) != pytest.approx(s_n(X, Z, y), abs=1e-6)
+    # equal cohorts: one κ̄ for all, the same number
+    rng = np.random.default_rng(seed)
+    ye = np.repeat([0, 1, 2], 15)
+    Xe, Ze = rng.normal(size=(45, 3)), rng.normal(size=(45, 2))
+    assert s_n(Xe, Ze, ye, per_cohort=True) == pytest.approx(s_n(Xe, Ze, ye), abs=1e-12)
+    with pytest.raises(ValueError, match="one"):
+        s_n(X, Z, y, kappa_max=3, per_cohort=True)
+    # both readings from one pass, bit-identical to the two calls
+    assert s_n_readings(X, Z, y) == (s_n(X, Z, y), s_n(X, Z, y, per_cohort=True))
 
 
 def test_s_n_default_kappa_bar_is_floor_of_90_percent():

@@ -27,7 +27,8 @@ def test_compute_scores_equal_the_metric_functions(toy_inputs):
     Z = _embedding(inp)
     got = compute_scores(inp.X, Z, inp.labels, inp.prototypes, n_neighbors=5, kappa=1)
     t, c = trustworthiness_continuity(inp.X, Z, 5)
-    assert got == {"s_n": s_n(inp.X, Z, inp.labels), "s_s": s_s(Z, inp.labels),
+    assert got == {"s_n": s_n(inp.X, Z, inp.labels), "s_n_cohort_kbar": s_n(inp.X, Z, inp.labels, per_cohort=True),
+                   "s_s": s_s(Z, inp.labels),
                    "s_c": s_c(Z, inp.labels, inp.prototypes),
                    "s_c_aligned": s_c(procrustes_align(Z, inp.labels, inp.prototypes), inp.labels, inp.prototypes),
                    "s_c_r": s_c_r(Z, inp.labels, inp.prototypes, kappa=1), "trustworthiness": t, "continuity": c}

@@ -30,7 +30,7 @@ from .neighborhood import (
     sqdist_block,
 )
 
-__all__ = ["s_s", "s_c", "s_c_r", "s_n", "cohort_graph", "link_comparison"]
+__all__ = ["s_s", "s_c", "s_c_r", "s_n", "s_n_readings", "cohort_graph", "link_comparison"]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -253,7 +253,8 @@ def _argsort_rows(D: np.ndarray, pool: ThreadPoolExecutor, n_parts: int) -> np.n
     return out
 
 
-def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None = None) -> float:
+def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None = None,
+        per_cohort: bool = False) -> float:
     """Intra-cohort neighbour preservation S_n, Eq. G.2.
 
     For every sample i of cohort j, let NX_i (NZ_i) be the other members of cohort j sorted by distance to
@@ -263,6 +264,9 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
 
     with ``l`` the number of samples and ``kbar = floor(0.9 min_j n_j)`` (integer arithmetic, ``9 n // 10``;
     ``n_j`` over the non-empty cohorts) unless ``kappa_max`` is given (1 <= kappa_max <= min_j n_j - 1).
+    ``per_cohort=True`` reads κ̄ per cohort instead, ``kbar_j = floor(0.9 n_j)`` for the members of cohort j
+    (``S_n = (1/l) sum_i (1/kbar_j) sum_kappa overlap_i(kappa) / kappa``); the two readings agree when the cohorts
+    have equal sizes (docs/decisions.md, "S_n on unequal cohorts").
     Returns NaN when kbar = 0 (a cohort with a single sample). Computed with the rank trick: with 0-based
     ranks r_X(m), r_Z(m) of member m, ``overlap_i(kappa) = #{m : max(r_X(m), r_Z(m)) < kappa}``; a histogram
     of the maxima plus a cumulative sum gives every kappa. One cohort at a time in row blocks (memory
@@ -272,10 +276,11 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
     Z = _as_matrix("Z", Z)
     _same_rows("X", X, "Z", Z)
     y = _as_labels(labels, X.shape[0])
-    l = X.shape[0]
     counts = np.bincount(y)
     present = np.flatnonzero(counts > 0)
     min_n = int(counts[present].min())
+    if kappa_max is not None and per_cohort:
+        raise ValueError("kappa_max and per_cohort=True are two readings of kbar: give one")
     if kappa_max is None:
         kbar = (9 * min_n) // 10
     else:
@@ -286,16 +291,46 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
             )
     if kbar == 0:
         return float("nan")
+    kbars = {int(j): (9 * int(counts[j])) // 10 if per_cohort else kbar for j in present}
+    overlaps = _cohort_overlaps(X, Z, y, counts, kbars)
+    l = X.shape[0]
+    total = sum(float(np.sum(o / np.arange(1, o.size + 1, dtype=np.float64))) / o.size for o in overlaps.values())
+    return total / l
 
-    # hist[c, t] = #(i, m) pairs with max(r_X, r_Z) == t, one row per chunk of rows of the parallel kernel
+
+def s_n_readings(X: np.ndarray, Z: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """``(s_n(X, Z, labels), s_n(X, Z, labels, per_cohort=True))`` from one pass over the cohorts: the per-cohort
+    κ̄_j are never below the global κ̄, so the counts up to κ̄_j hold those up to κ̄."""
+    X = _as_matrix("X", X)
+    Z = _as_matrix("Z", Z)
+    _same_rows("X", X, "Z", Z)
+    y = _as_labels(labels, X.shape[0])
+    counts = np.bincount(y)
+    present = np.flatnonzero(counts > 0)
+    kbar = (9 * int(counts[present].min())) // 10
+    if kbar == 0:
+        return float("nan"), float("nan")
+    overlaps = _cohort_overlaps(X, Z, y, counts, {int(j): (9 * int(counts[j])) // 10 for j in present})
+    l = X.shape[0]
+    kappas = np.arange(1, kbar + 1, dtype=np.float64)
+    common = sum(float(np.sum(o[:kbar] / kappas)) / kbar for o in overlaps.values()) / l  # as s_n adds them
+    own = sum(float(np.sum(o / np.arange(1, o.size + 1, dtype=np.float64))) / o.size for o in overlaps.values()) / l
+    return common, own
+
+
+def _cohort_overlaps(X: np.ndarray, Z: np.ndarray, y: np.ndarray, counts: np.ndarray,
+                     kbars: dict[int, int]) -> dict[int, np.ndarray]:
+    """Per cohort j of ``kbars``: ``o[kappa - 1] = sum_{i in j} overlap_i(kappa)`` for kappa = 1..kbars[j]."""
     threads = numba.get_num_threads()
-    hist = np.zeros((max(1, 4 * threads), kbar), dtype=np.int64)
     order = np.argsort(y, kind="stable")
     bounds = np.concatenate(([0], np.cumsum(counts)))
+    out: dict[int, np.ndarray] = {}
     # single-threaded BLAS: the per-block GEMMs are small next to the sorts, and idle OpenBLAS threads spinning
     # after each call slowed the sorting and numba threads down (20k: 2.0 s -> 1.45 s)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        for j in present:
+        for j, kbar in kbars.items():
+            # hist[c, t] = #(i, m) pairs with max(r_X, r_Z) == t, one row per chunk of rows of the parallel kernel
+            hist = np.zeros((max(1, 4 * threads), kbar), dtype=np.int64)
             members = order[bounds[j]:bounds[j + 1]]  # ascending sample index, so local ties = global ties
             Xj, Zj = X[members], Z[members]
             nj = members.size
@@ -310,7 +345,5 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
                 DZ[np.arange(rows.size), rows] = np.inf
                 oX, oZ = _argsort_rows(DX, pool, threads), _argsort_rows(DZ, pool, threads)
                 _overlap_hist_par(DX, oX, DZ, oZ, kbar, hist)
-    hist = hist.sum(axis=0)
-    overlap = np.cumsum(hist)  # overlap[kappa - 1] = sum_i overlap_i(kappa)
-    kappas = np.arange(1, kbar + 1, dtype=np.float64)
-    return float(np.mean(overlap / (l * kappas)))
+            out[j] = np.cumsum(hist.sum(axis=0))
+    return out

@@ -40,7 +40,7 @@ import numpy as np
 from ..objectives.coembedding import gamma_objective
 from .centres import procrustes_align
 from .coembedding import mean_rank, mean_rank_ties, pooled_knn_error
-from .cohort import s_c, s_c_r, s_n, s_s
+from .cohort import s_c, s_c_r, s_n_readings, s_s
 from .cohort_graphs import recall_against
 from .crowding import centre_fraction, degree_radius_rho, radial_cv
 from .display_neighbours import graph_precision, knn_accuracy
@@ -124,9 +124,10 @@ def register(name: str, needs: Iterable[str], keys: Iterable[str], scope: Litera
     return add
 
 
-@register("s_n", needs=("X", "Z", "labels"), keys=("s_n",))
+@register("s_n", needs=("X", "Z", "labels"), keys=("s_n", "s_n_cohort_kbar"))
 def _s_n(d: ScoreData) -> dict[str, float]:
-    return {"s_n": s_n(d.X, d.Z, d.labels)}
+    common, own = s_n_readings(d.X, d.Z, d.labels)
+    return {"s_n": common, "s_n_cohort_kbar": own}
 
 
 @register("s_s", needs=("Z", "labels"), keys=("s_s",))
