@@ -272,12 +272,7 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
     of the maxima plus a cumulative sum gives every kappa. One cohort at a time in row blocks (memory
     O(block n_j)). Inter-cohort neighbours are ignored by design.
     """
-    X = _as_matrix("X", X)
-    Z = _as_matrix("Z", Z)
-    _same_rows("X", X, "Z", Z)
-    y = _as_labels(labels, X.shape[0])
-    counts = np.bincount(y)
-    present = np.flatnonzero(counts > 0)
+    X, Z, y, counts, present = _s_n_data(X, Z, labels)
     min_n = int(counts[present].min())
     if kappa_max is not None and per_cohort:
         raise ValueError("kappa_max and per_cohort=True are two readings of kbar: give one")
@@ -292,30 +287,35 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
     if kbar == 0:
         return float("nan")
     kbars = {int(j): (9 * int(counts[j])) // 10 if per_cohort else kbar for j in present}
-    overlaps = _cohort_overlaps(X, Z, y, counts, kbars)
-    l = X.shape[0]
-    total = sum(float(np.sum(o / np.arange(1, o.size + 1, dtype=np.float64))) / o.size for o in overlaps.values())
-    return total / l
+    return _mean_overlap(_cohort_overlaps(X, Z, y, counts, kbars), X.shape[0])
 
 
 def s_n_readings(X: np.ndarray, Z: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
     """``(s_n(X, Z, labels), s_n(X, Z, labels, per_cohort=True))`` from one pass over the cohorts: the per-cohort
     κ̄_j are never below the global κ̄, so the counts up to κ̄_j hold those up to κ̄."""
-    X = _as_matrix("X", X)
-    Z = _as_matrix("Z", Z)
-    _same_rows("X", X, "Z", Z)
-    y = _as_labels(labels, X.shape[0])
-    counts = np.bincount(y)
-    present = np.flatnonzero(counts > 0)
+    X, Z, y, counts, present = _s_n_data(X, Z, labels)
     kbar = (9 * int(counts[present].min())) // 10
     if kbar == 0:
         return float("nan"), float("nan")
     overlaps = _cohort_overlaps(X, Z, y, counts, {int(j): (9 * int(counts[j])) // 10 for j in present})
     l = X.shape[0]
-    kappas = np.arange(1, kbar + 1, dtype=np.float64)
-    common = sum(float(np.sum(o[:kbar] / kappas)) / kbar for o in overlaps.values()) / l  # as s_n adds them
-    own = sum(float(np.sum(o / np.arange(1, o.size + 1, dtype=np.float64))) / o.size for o in overlaps.values()) / l
-    return common, own
+    return _mean_overlap({j: o[:kbar] for j, o in overlaps.items()}, l), _mean_overlap(overlaps, l)
+
+
+def _s_n_data(X: np.ndarray, Z: np.ndarray, labels: np.ndarray):
+    """Checked X, Z, labels y, cohort sizes and the non-empty cohorts (S_n's common inputs)."""
+    X = _as_matrix("X", X)
+    Z = _as_matrix("Z", Z)
+    _same_rows("X", X, "Z", Z)
+    y = _as_labels(labels, X.shape[0])
+    counts = np.bincount(y)
+    return X, Z, y, counts, np.flatnonzero(counts > 0)
+
+
+def _mean_overlap(overlaps: dict[int, np.ndarray], l: int) -> float:
+    """``(1/l) Σ_j (1/κ̄_j) Σ_κ o_j[κ − 1] / κ`` with κ̄_j = len(o_j): Eq. G.2's average over κ and samples."""
+    return sum(float(np.sum(o / np.arange(1, o.size + 1, dtype=np.float64))) / o.size
+               for o in overlaps.values()) / l
 
 
 def _cohort_overlaps(X: np.ndarray, Z: np.ndarray, y: np.ndarray, counts: np.ndarray,
