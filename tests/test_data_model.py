@@ -225,7 +225,7 @@ def test_config_refusal_follows_the_method_parameters():
 def test_config_schema_requires_the_vector_keys_without_graph_or_relation():
     config = core_config()
     config["inputs"]["trade"] = {"weights": {"kind": "euclidean_max"}}
-    with pytest.raises(ConfigError, match="config key inputs.trade: 'confidence' is a required property"):
+    with pytest.raises(ConfigError, match="config key inputs.trade: 'confidence' is a dependency of 'weights'"):
         validate_config(config)
     config["inputs"]["trade"] = {"graph": {"source": "relations"}, "weights": {"kind": "euclidean_max"}}
     with pytest.raises(ConfigError, match="config key inputs.trade: .*remove 'weights'"):

@@ -253,14 +253,29 @@ class Inputs:
 
 
 def subset_classes(dataset: Dataset, n_classes: int | None = None, n_per_class: int | None = None,
-                   seed: int = 0) -> Dataset:
-    """A seeded class subset (``inputs.subset``): the first ``n_classes`` classes of one random permutation of the
-    classes (so 5 ⊂ 10 ⊂ 20 for the same seed), kept in ascending class order and renumbered 0..k−1, then at most
+                   seed: int = 0, classes: list[int | str] | None = None) -> Dataset:
+    """A seeded class subset (``inputs.subset``): the given ``classes`` (names or indices, e.g. MNIST's digit-1
+    group of featMAP Figs. 1 and 7), or the first ``n_classes`` classes of one random permutation of the classes (so
+    5 ⊂ 10 ⊂ 20 for the same seed), kept in ascending class order and renumbered 0..k−1, then at most
     ``n_per_class`` rows of each (:func:`cova.datasets.mnist.per_class_subset`). Rows keep their order."""
     from .datasets.mnist import per_class_subset
 
     c = dataset.n_cohorts
     keep = np.arange(dataset.n_samples)
+    if classes is not None and n_classes is not None:
+        raise ValueError("subset takes either 'classes' or 'n_classes', not both")
+    if classes is not None:
+        names = [str(n) for n in dataset.label_names]
+        chosen = []
+        for k in classes:
+            if isinstance(k, str) and k in names:
+                chosen.append(names.index(k))
+            elif isinstance(k, int) and not isinstance(k, bool) and 0 <= k < c:
+                chosen.append(k)
+            else:
+                raise ValueError(f"subset.classes: {k!r} is neither a class name of the dataset {names[:20]} nor a "
+                                 f"class index in 0..{c - 1}")
+        keep = np.flatnonzero(np.isin(dataset.labels, chosen))
     if n_classes is not None:
         if not 2 <= int(n_classes) <= c:
             raise ValueError(f"subset.n_classes must be in 2..{c} (the dataset's classes), got {n_classes}")
@@ -294,6 +309,10 @@ def stratified_split(labels: np.ndarray, train_fraction: float, seed: int = 0) -
 #: Keys an inputs block may combine with ``graph`` / ``relation`` (the rest belong to vector blocks only).
 GRAPH_KEYS = {"graph", "features", "cohorts", "confidence", "prototypes", "subset"}
 RELATION_KEYS = {"relation", "subset"}
+#: A vector block builds W, R and Υ from these sub-blocks; without any of them it provides only X and the labels
+#: (methods that build their own graph from X, e.g. featMAP and its baselines).
+VECTOR_BUILT_KEYS = {"weights", "confidence", "prototypes"}
+POINTS_KEYS = {"features", "cohorts", "subset"}
 #: The keys of the ``relation`` sub-block for each of its sources (co-embedding paper Sec. 4: documents × words,
 #: Eq. 44 between two point groups, hop distances of link data).
 RELATION_SOURCE_KEYS: dict[str, frozenset[str]] = {
@@ -364,7 +383,20 @@ def provided_inputs(spec: dict[str, Any]) -> set[str]:
 
     Raises ``ValueError`` for a combination of keys the block kind does not accept."""
     kind = block_kind(spec)
+    if kind == "vectors" and not set(spec) & VECTOR_BUILT_KEYS:
+        extra = sorted(set(spec) - POINTS_KEYS)
+        if extra:
+            raise ValueError(f"an inputs block without weights, confidence and prototypes provides only X and the "
+                             f"labels and does not take {extra}; allowed keys: {sorted(POINTS_KEYS)}")
+        if (spec.get("cohorts") or {}).get("kind") == "predicted":
+            raise ValueError("an inputs block without weights, confidence and prototypes does not take cohorts "
+                             "kind 'predicted'")
+        return {"X", "labels"}
     if kind == "vectors":
+        missing = sorted(VECTOR_BUILT_KEYS - set(spec))
+        if missing:
+            raise ValueError(f"an inputs block that builds W, R and prototypes needs all of weights, confidence and "
+                             f"prototypes; missing {missing} (or remove all three for X and labels only)")
         degree = {"degree"} if "normalize" in (spec.get("weights") or {}) else set()
         return {"X", "labels", "W", "R", "prototypes"} | degree
     allowed = GRAPH_KEYS if kind == "graph" else RELATION_KEYS
@@ -669,11 +701,18 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     kind = block_kind(spec)
     sub = spec.get("subset")
     if sub:
-        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed)
+        dataset = subset_classes(dataset, sub.get("n_classes"), sub.get("n_per_class"), seed=seed,
+                                 classes=sub.get("classes"))
     if kind == "graph":
         return _graph_inputs(dataset, spec, seed)
     if kind == "relation":
         return _relation_inputs(dataset, spec, seed)
+    if provided_inputs(spec) == {"X", "labels"}:
+        labels, names = assign_cohorts(dataset, spec.get("cohorts"), seed=seed)
+        X, facts = transform_features(dataset, spec.get("features"), labels=labels, seed=seed)
+        if sub:
+            facts = dict(facts, n_samples=int(labels.shape[0]), n_cohorts=len(names))
+        return Inputs(X=X, labels=labels, label_names=names, spec=dict(spec, seed=seed, **facts))
     split = spec.get("split")
     cohorts = dict(spec.get("cohorts") or {"kind": "given"})
     predicted = cohorts.get("kind") == "predicted"
