@@ -428,7 +428,7 @@ def test_load_rejects_unknown_and_needs_raw_dir(tmp_path):
 
 
 def test_raw_source_mapping():
-    assert RAW_SOURCES == {"cora": "cora", "mnist": "mnist", "fashion_mnist": "fashion_mnist",
+    assert RAW_SOURCES == {"cora": "cora", "mnist": "mnist", "fashion_mnist": "fashion_mnist", "mnist_fgsm": "mnist",
                            "coil20": "coil20", "compound": "compound", "worldtrade": "worldtrade"}
     assert raw_source("mnist") == raw_source("mnist", {"split": "test"}) == "mnist"
     assert raw_source("mnist", {"split": "train"}) == raw_source("mnist", {"split": "all"}) == "mnist_train"

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .adversarial import mnist_fgsm
 from .base import Dataset
 from .coembedding import coembed_points
 from .coil20 import coil20
@@ -38,6 +39,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "cora": cora,
     "mnist": mnist,
     "fashion_mnist": fashion_mnist,
+    "mnist_fgsm": mnist_fgsm,
     "coil20": coil20,
     "compound": compound,
     "worldtrade": worldtrade,
@@ -51,6 +53,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 RAW_SOURCES: dict[str, str] = {
     "cora": "cora",
     "mnist": "mnist",
+    "mnist_fgsm": "mnist",
     "fashion_mnist": "fashion_mnist",
     "coil20": "coil20",
     "compound": "compound",
