@@ -505,6 +505,25 @@ class Plan:
                 self.entry_groups[entry].append(name)
         self.experiments: dict[str, dict[str, Any]] = dict(config.get("paper", {}).get("experiments", {}))
         self._method_by_id = {(j.method, j.params_id): j for j in self.method_jobs.values()}
+        self._run_measures: dict[tuple[str, str, str, str], list[str]] = {}
+        for item in config["runs"] + [r for e in self.experiments.values() for r in e["runs"]]:
+            for group in item.get("metrics", {}).get("measures", []):
+                for dataset, inputs, entry in self.expand_runs([item]):
+                    job = self.method_jobs[entry]
+                    chosen = self._run_measures.setdefault((dataset, self.inputs_ids[inputs], job.method,
+                                                            job.params_id), [])
+                    if group not in chosen:
+                        chosen.append(group)
+
+    def run_metrics(self, dataset: str, inputs_id: str, method: str, params_id: str) -> dict[str, Any]:
+        """The score settings of one run (the score rule's ``--metrics``): the ``metrics`` block, with
+        ``measures`` extended by the opt-in groups of every ``runs`` item naming the run. A run that opts into
+        nothing gets :attr:`metrics` itself, so its command line (and Snakemake's parameter record) is unchanged."""
+        extra = self._run_measures.get((dataset, inputs_id, method, params_id), [])
+        own = list(self.metrics.get("measures", []))
+        if not [g for g in extra if g not in own]:
+            return self.metrics
+        return {**self.metrics, "measures": sorted({*own, *extra})}
 
     # wildcard value -> parameters
     def dataset(self, name: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ rule score:
             labels={"dataset": "{dataset}", "inputs": "{inputs_id}", "method": "{method}", "run": "{params_id}"},
         ),
     params:
-        metrics=as_json(PLAN.metrics),
+        metrics=lambda wc: as_json(PLAN.run_metrics(wc.dataset, wc.inputs_id, wc.method, wc.params_id)),
         ids=lambda wc: as_json(
             {
                 "dataset": wc.dataset,

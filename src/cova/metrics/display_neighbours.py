@@ -16,13 +16,15 @@ its figures by eye; these two scores are ours. Conventions:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import scipy.sparse as sp
 
 from .neighborhood import _as_matrix, knn_indices
-from .retrieval import knn_error
+from .retrieval import knn_error, knn_vote
 
-__all__ = ["display_points", "knn_accuracy", "graph_precision"]
+__all__ = ["display_points", "knn_accuracy", "knn_accuracy_series", "graph_precision"]
 
 
 def display_points(Z: np.ndarray, geometry: str = "plane") -> np.ndarray:
@@ -53,6 +55,31 @@ def knn_accuracy(Z: np.ndarray, labels: np.ndarray, k: int = 5, geometry: str = 
     the tied class with the nearest neighbour) on :func:`display_points`."""
     U = display_points(Z, geometry)
     return 1.0 - knn_error(U, labels, _k(k, U.shape[0]))
+
+
+def knn_accuracy_series(Z: np.ndarray, labels: np.ndarray, ks: Iterable[int],
+                        geometry: str = "plane") -> dict[int, float]:
+    """:func:`knn_accuracy` for every k of ``ks`` (each capped at n - 1) from one neighbour query of the
+    largest k: the k nearest of a point are the first k of its largest-k list, so every entry equals
+    ``knn_accuracy(Z, labels, k, geometry)``.
+
+    This is also PaCMAP's ``knn_eval`` series (Wang et al. 2021; featMAP Table 1, M_k: k = 1, 3, 5, 10, 15,
+    20, 25, 30): the majority vote of the k nearest other points, a tied vote going to the tied class met first
+    in nearest-first order. Returns {k: accuracy} in the order of ``ks``.
+    """
+    U = display_points(Z, geometry)
+    n = U.shape[0]
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"labels must be 1-D with {n} entries; got shape {y.shape}")
+    ks = list(ks)
+    if not ks:
+        raise ValueError("ks must name at least one k; got an empty list")
+    capped = {k: _k(k, n) for k in ks}
+    _, codes = np.unique(y, return_inverse=True)
+    codes = codes.astype(np.int64)
+    nb = codes[knn_indices(U, max(capped.values()))]
+    return {k: float(np.mean(knn_vote(nb[:, :kk]) == codes)) for k, kk in capped.items()}
 
 
 def graph_precision(Z: np.ndarray, W: sp.spmatrix, k: int = 10, geometry: str = "plane") -> float:

@@ -27,6 +27,16 @@ columns of R per row) and ``pooled_1nn_error`` (10-fold 1-NN error on the pooled
 relation's column labels), and ``gamma_objective`` (Γ of Eq. 43 with k_r = k_c = 5: the mutual 5-NN row-column
 pairs of R that the embedding loses, :func:`cova.objectives.coembedding.gamma_objective`, the objective the
 proposed model's search minimises).
+
+Opt-in groups: a metric registered with a ``group`` runs only when the score step is asked for that group
+(``measures``; the configuration's ``metrics: {measures: [...]}``, for every run or for the runs of one ``runs``
+item), so the records of the other runs keep exactly their keys. Group ``featmap`` holds the measures of featMAP
+Table 1 and Sec. 4.2.3 (:data:`FEATMAP_KEYS`): ``trustworthiness_k7`` and ``continuity_k7`` (K = 7),
+``shepard_goodness`` and ``normalized_stress`` (:mod:`.global_structure`), all four on the rows of
+:func:`~.global_structure.pairwise_subsample` (every row up to 10,000 points); ``knn_accuracy_k1`` ...
+``knn_accuracy_k30`` (PaCMAP's series, :func:`~.display_neighbours.knn_accuracy_series`),
+``centroid_triplet_accuracy`` and ``radius_correlation`` (:mod:`.density`) on all rows. Distances in Z are
+Euclidean whatever the run's geometry.
 """
 
 from __future__ import annotations
@@ -43,16 +53,22 @@ from .coembedding import mean_rank, mean_rank_ties, pooled_knn_error
 from .cohort import s_c, s_c_r, s_n_readings, s_s
 from .cohort_graphs import recall_against
 from .crowding import centre_fraction, degree_radius_rho, radial_cv
-from .display_neighbours import graph_precision, knn_accuracy
+from .density import radius_correlation
+from .display_neighbours import graph_precision, knn_accuracy, knn_accuracy_series
+from .global_structure import centroid_triplet_accuracy, pairwise_subsample, shepard_goodness_and_stress
 from .neighborhood import trustworthiness_continuity
 
-__all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "MEAN_RANK_TOP", "register", "evaluate", "nan_scores",
-           "metric_keys"]
+__all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "MEAN_RANK_TOP", "FEATMAP_K", "FEATMAP_KNN_KS",
+           "FEATMAP_KEYS", "register", "groups", "check_groups", "evaluate", "nan_scores", "metric_keys"]
 
 #: The number of most related columns per row in the mean rank (co-embedding paper Sec. 4.3: ten).
 MEAN_RANK_TOP = 10
 #: k_r = k_c of the registered Γ (co-embedding paper Sec. 3.4: five).
 GAMMA_K = 5
+#: K of featMAP Table 1's trustworthiness and continuity (Espadoto et al.'s setting; the paper gives none).
+FEATMAP_K = 7
+#: The k of featMAP Table 1's k-NN accuracy (PaCMAP's ``knn_eval_series``; the paper gives none).
+FEATMAP_KNN_KS = (1, 3, 5, 10, 15, 20, 25, 30)
 
 
 @dataclass(frozen=True)
@@ -108,20 +124,41 @@ class Metric:
     needs: frozenset[str]
     keys: tuple[str, ...]
     scope: Literal["rows", "all"] = "rows"
+    group: str | None = None
 
 
 METRICS: dict[str, Metric] = {}
 
 
 def register(name: str, needs: Iterable[str], keys: Iterable[str], scope: Literal["rows", "all"] = "rows",
+             group: str | None = None,
              ) -> Callable[[Callable[[ScoreData], dict[str, float]]], Callable[[ScoreData], dict[str, float]]]:
-    """Decorator adding a metric to :data:`METRICS` under ``name``."""
+    """Decorator adding a metric to :data:`METRICS` under ``name``; with a ``group`` it is opt-in (evaluated only
+    when that group is asked for)."""
     def add(func: Callable[[ScoreData], dict[str, float]]) -> Callable[[ScoreData], dict[str, float]]:
         if name in METRICS:
             raise ValueError(f"metric {name!r} is already registered")
-        METRICS[name] = Metric(name, func, frozenset(needs), tuple(keys), scope)
+        METRICS[name] = Metric(name, func, frozenset(needs), tuple(keys), scope, group)
         return func
     return add
+
+
+def groups() -> list[str]:
+    """The names of the opt-in metric groups, sorted."""
+    return sorted({m.group for m in METRICS.values() if m.group is not None})
+
+
+def check_groups(measures: Iterable[str] | None) -> tuple[str, ...]:
+    """``measures`` as a tuple of known group names (no repeats, order kept); ValueError for an unknown one."""
+    if measures is None:
+        return ()
+    if isinstance(measures, str):
+        raise ValueError(f"measures must be a list of group names, not a string; got {measures!r}")
+    chosen = tuple(dict.fromkeys(measures))
+    unknown = [g for g in chosen if g not in groups()]
+    if unknown:
+        raise ValueError(f"measures: unknown metric group(s) {unknown}; allowed: {groups()}")
+    return chosen
 
 
 @register("s_n", needs=("X", "Z", "labels"), keys=("s_n", "s_n_cohort_kbar"))
@@ -217,24 +254,74 @@ def _gamma_objective(d: ScoreData) -> dict[str, float]:
     return {"gamma_objective": float(gamma_objective(d.relation.matrix, d.Z, d.columns, GAMMA_K, GAMMA_K))}
 
 
-def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None) -> list[Metric]:
+# --------------------------------------------------------------------------------------------------------
+# opt-in group "featmap": featMAP Table 1 (Sec. 4.1) and the local-radius correlation (Sec. 4.2.3)
+# --------------------------------------------------------------------------------------------------------
+
+FEATMAP_KEYS = (("trustworthiness_k7", "continuity_k7", "shepard_goodness", "normalized_stress")
+                + tuple(f"knn_accuracy_k{k}" for k in FEATMAP_KNN_KS)
+                + ("centroid_triplet_accuracy", "radius_correlation"))
+
+
+def _pairwise_rows(d: ScoreData) -> tuple[np.ndarray, np.ndarray]:
+    rows = pairwise_subsample(d.Z.shape[0])
+    return d.X[rows], d.Z[rows]
+
+
+@register("featmap_trustworthiness_continuity", needs=("X", "Z"), keys=FEATMAP_KEYS[:2], group="featmap")
+def _featmap_tc(d: ScoreData) -> dict[str, float]:
+    t, c = trustworthiness_continuity(*_pairwise_rows(d), FEATMAP_K)
+    return {"trustworthiness_k7": t, "continuity_k7": c}
+
+
+@register("featmap_distances", needs=("X", "Z"), keys=FEATMAP_KEYS[2:4], group="featmap")
+def _featmap_distances(d: ScoreData) -> dict[str, float]:
+    rho, stress = shepard_goodness_and_stress(*_pairwise_rows(d))
+    return {"shepard_goodness": rho, "normalized_stress": stress}
+
+
+@register("featmap_knn_accuracy", needs=("Z", "labels"), keys=FEATMAP_KEYS[4:4 + len(FEATMAP_KNN_KS)],
+          group="featmap")
+def _featmap_knn(d: ScoreData) -> dict[str, float]:
+    return {f"knn_accuracy_k{k}": v for k, v in knn_accuracy_series(d.Z, d.labels, FEATMAP_KNN_KS).items()}
+
+
+@register("featmap_centroid_triplet", needs=("X", "Z", "labels"), keys=("centroid_triplet_accuracy",),
+          group="featmap")
+def _featmap_centroid_triplet(d: ScoreData) -> dict[str, float]:
+    return {"centroid_triplet_accuracy": centroid_triplet_accuracy(d.X, d.Z, d.labels)}
+
+
+@register("featmap_radius_correlation", needs=("X", "Z"), keys=("radius_correlation",), group="featmap")
+def _featmap_radius(d: ScoreData) -> dict[str, float]:
+    return {"radius_correlation": radius_correlation(d.X, d.Z)}
+
+
+def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None,
+            measures: Iterable[str] | None) -> list[Metric]:
     have = data.available()
-    chosen = [METRICS[n] for n in (METRICS if names is None else names)]
+    if names is None:
+        opted = set(check_groups(measures))
+        chosen = [m for m in METRICS.values() if m.group is None or m.group in opted]
+    else:
+        chosen = [METRICS[n] for n in names]
     return [m for m in chosen if m.needs <= have and (scope is None or m.scope == scope)]
 
 
-def evaluate(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None) -> dict[str, float]:
-    """The scores of the metrics ``names`` (default: all registered) of ``scope`` (default: any) whose needs
-    ``data`` has, in registry order."""
+def evaluate(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None,
+             measures: Iterable[str] | None = None) -> dict[str, float]:
+    """The scores of the metrics ``names`` (default: every registered metric outside the opt-in groups, plus
+    those of the groups ``measures``) of ``scope`` (default: any) whose needs ``data`` has, in registry order."""
     out: dict[str, float] = {}
-    for m in _chosen(data, names, scope):
+    for m in _chosen(data, names, scope, measures):
         out.update(m.compute(data))
     return out
 
 
-def nan_scores(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None) -> dict[str, float]:
+def nan_scores(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None,
+               measures: Iterable[str] | None = None) -> dict[str, float]:
     """NaN for every key :func:`evaluate` would write: the record of a run without an embedding."""
-    return {k: float("nan") for m in _chosen(data, names, scope) for k in m.keys}
+    return {k: float("nan") for m in _chosen(data, names, scope, measures) for k in m.keys}
 
 
 def metric_keys(names: Iterable[str]) -> list[str]:

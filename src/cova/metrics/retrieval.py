@@ -78,6 +78,7 @@ __all__ = [
     "trustworthiness_curve",
     "continuity_curve",
     "knn_error",
+    "knn_vote",
     "f_measure",
     "rank_f_measure",
 ]
@@ -423,13 +424,22 @@ def knn_error(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> float:
     k = _check_int("n_neighbors", n_neighbors, 1, n - 1)
     _, codes = np.unique(y, return_inverse=True)
     codes = codes.astype(np.int64)
-    nb = codes[knn_indices(Z, k)]
-    counts = np.zeros((n, int(codes.max()) + 1), dtype=np.int64)
+    pred = knn_vote(codes[knn_indices(Z, k)])
+    return float(np.mean(pred != codes))
+
+
+def knn_vote(neighbour_codes: np.ndarray) -> np.ndarray:
+    """The class each row of ``neighbour_codes`` (n, k) votes for: the most frequent code among the k
+    neighbours (integer class codes >= 0, nearest neighbour first); a tied vote goes to the tied class that has
+    the nearest neighbour, i.e. the tied class met first along the row (the rule of :func:`knn_error`; also what
+    ``collections.Counter(row).most_common(1)`` returns). Memory O(n * classes)."""
+    nb = np.asarray(neighbour_codes, dtype=np.int64)
+    n, k = nb.shape
+    counts = np.zeros((n, int(nb.max()) + 1), dtype=np.int64)
     np.add.at(counts, (np.repeat(np.arange(n), k), nb.ravel()), 1)
     winner = counts == counts.max(axis=1, keepdims=True)
     first = np.argmax(winner[np.arange(n)[:, None], nb], axis=1)  # nearest neighbour of a winning class
-    pred = nb[np.arange(n), first]
-    return float(np.mean(pred != codes))
+    return nb[np.arange(n), first]
 
 
 def f_measure(precision: float | np.ndarray, recall: float | np.ndarray) -> float | np.ndarray:

@@ -8,11 +8,15 @@ The graph measures (:mod:`.registry`) see the run's W and the input graph's degr
 all rows, or the training rows of a split (they get no ``*_test`` scores). ``kl`` is read once from the
 embedding's extra ``kl_divergence`` (a scalar; the last entry of a saved trace). The measures of relation runs
 (mean rank, pooled 1-NN error) read the embedded column objects from the extra ``column_embedding``.
+
+The opt-in metric groups (``measures``, e.g. ``["featmap"]`` for featMAP Table 1) are scored only when asked for:
+without them a record has exactly the keys it had before the groups existed.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +25,7 @@ import numpy as np
 from ..embedding import Embedding
 from ..inputs import Inputs
 from .cohort_graphs import original_graph
-from .registry import ScoreData, evaluate, nan_scores
+from .registry import ScoreData, check_groups, evaluate, nan_scores
 
 __all__ = ["score_run"]
 
@@ -50,15 +54,17 @@ def _columns(embedding: Embedding, relation: Any) -> np.ndarray | None:
 
 
 def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2, knn_k: int = 5,
-              graph_k: int = 10) -> dict[str, Any]:
+              graph_k: int = 10, measures: Iterable[str] | None = None) -> dict[str, Any]:
     """Scores of ``embedding`` (all rows of ``inputs``): κ = ``kappa`` for the cohort graphs, ``n_neighbors`` for
     trustworthiness and continuity, ``knn_k`` for the k-NN label accuracy and ``graph_k`` for the graph-neighbour
-    precision and the sphere's degree-crowding correlation.
+    precision and the sphere's degree-crowding correlation; ``measures`` names the opt-in metric groups to add
+    (:func:`cova.metrics.registry.groups`).
 
     Metrics whose needs the inputs lack are skipped (:mod:`cova.metrics.registry`). Inputs with labels of a single
     cohort get no score that needs labels (each would be 1 whatever the embedding), and a warning. With a split
     the record also holds ``n_train`` and ``n_test``.
     """
+    measures = check_groups(measures)
     Z, placed_prototypes, ok = embedding.Z, embedding.placed_or_none, embedding.ok
     train = inputs.train
     have = inputs.available()
@@ -84,14 +90,16 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
                          relation=inputs.relation if train is None else None,  # it spans every sample
                          W=inputs.W if suffix == "" else None, degree=inputs.degree if suffix == "" else None,
                          **settings)
-        part = evaluate(data, scope="rows") if ok else nan_scores(data, scope="rows")
+        part = (evaluate(data, scope="rows", measures=measures) if ok
+                else nan_scores(data, scope="rows", measures=measures))
         scores.update({f"{k}{suffix}": v for k, v in part.items()})
     relation = inputs.relation if train is None else None
     everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, labels=labels, gold_labels=inputs.gold_labels,
                            gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), relation=relation,
                            columns=_columns(embedding, relation),
                            column_labels=None if relation is None else relation.column_labels, **settings)
-    scores.update(evaluate(everything, scope="all") if ok else nan_scores(everything, scope="all"))
+    scores.update(evaluate(everything, scope="all", measures=measures) if ok
+                  else nan_scores(everything, scope="all", measures=measures))
     if train is not None:
         scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))
     return scores
