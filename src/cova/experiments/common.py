@@ -72,13 +72,15 @@ class RunLoader:
 
 
 def records(spec: dict[str, Any]) -> pd.DataFrame:
-    """One row per run: its names, grid values, status and :data:`RECORD_SCORES`."""
+    """One row per run: its names, grid values, status, :data:`RECORD_SCORES` and any other key the experiment
+    lists in ``scores`` (e.g. featMAP's opt-in measures)."""
+    keys = [*RECORD_SCORES, *(k for k in spec.get("scores") or () if k not in RECORD_SCORES)]
     rows = []
     for run in spec["runs"]:
         scores = run_scores(run)
         rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
                      "method": run["method"], **run.get("grid", {}), "status": scores.get("status", "ok"),
-                     **{k: scores.get(k, np.nan) for k in RECORD_SCORES}})
+                     **{k: scores.get(k, np.nan) for k in keys}})
     return pd.DataFrame(rows)
 
 

@@ -15,6 +15,13 @@ from .cova.cora import link_panels, reference_sweep
 from .cova.images import img_links, img_sweep
 from .cova.links import highlight_grid, link_graphs
 from .dosnes.figures import radial_panels, sphere_panels
+from .featmap.figures import (
+    featmap_adversarial,
+    featmap_density,
+    featmap_frame,
+    featmap_saliency,
+    featmap_table,
+)
 from .generic import heatmap, scatter_grid, score_table, sweep
 from .nerv.panels import nerv_panels
 from .nerv.retrieval import retrieval
@@ -36,6 +43,9 @@ RENDERERS: dict[str, Renderer] = {
     "radial_panels": radial_panels, "sphere_panels": sphere_panels,
     # co-embeddings (Wu, Mu, Liatsis & Goulermas): Figs. 2-11 maps and curves, Fig. 12 timing
     "coembed_maps": coembed_maps, "coembed_sweep": coembed_sweep, "coembed_timing": coembed_timing,
+    # featMAP (Yang, Sun, Gong & Yu 2022): Table 1, Figs. 1, 4-7, Supp. Figs. 8-10
+    "featmap_table": featmap_table, "featmap_saliency": featmap_saliency, "featmap_frame": featmap_frame,
+    "featmap_adversarial": featmap_adversarial, "featmap_density": featmap_density,
 }
 
 

@@ -1,0 +1,358 @@
+"""featMAP (Yang, Sun, Gong & Yu 2022): Table 1, Figs. 1 and 4-7, Supp. Figs. 8-10 and the λ study of Supp. 6.5.
+
+- ``featmap_table`` (Table 1 and the "overall plot" of the supplement): one row per (dataset, method) with the
+  measures of Table 1 (the experiment's ``scores``); the paper's Table 1 is an image without numbers, so the page
+  states its one claim ("comparable results on local and global metrics") as checks computed from our rows:
+  featMAP's trustworthiness and continuity within :data:`COMPARABLE` of UMAP's on every dataset.
+- ``featmap_saliency`` (Figs. 4-5): one random image per class beside its feature-importance map (Eq. 3), for each
+  featMAP run; the table measures the paper's reading "the map detects the edges": Pearson correlation of each map
+  with the image's gradient magnitude and with the image itself.
+- ``featmap_frame`` (Fig. 1): the digit-1 group; one random point in red, its embedded frame with every pixel's
+  loading arrow (top ten annotated) and its feature-importance map.
+- ``featmap_adversarial`` (Fig. 6, Supp. Fig. 8): the FGSM set's accuracy and predicted-label histogram, featMAP
+  of the adversarial set coloured by true and by adversarial label, five adversarial 1s with their maps, and the
+  average maps of adversarial 1 → t against clean 1 and clean t with their similarities.
+- ``featmap_density`` (Fig. 7, Supp. Figs. 9-10): local-radius scatters of featMAP and UMAP on the digit-1 group
+  with their correlations, subgroups by k-means (ours: the paper does not say how it clustered) and ten images of
+  the subgroup that is sparsest in featMAP relative to UMAP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ...affinity.fuzzy import fuzzy_graph
+from ...datasets.base import Dataset
+from ...embedding import Embedding
+from ...inputs import Inputs
+from ...metrics.density import local_radii
+from ...viz.figures import save_figure
+from ...viz.panels import ScatterPanel, scatter_grid_figure
+from ...viz.saliency import (
+    draw_image,
+    draw_loading_arrows,
+    draw_radius_scatter,
+    draw_saliency,
+    image_pairs_figure,
+    image_shape,
+)
+from ...viz.scatter import cohort_colours, plot_cohorts
+from ...viz.tables import write_csv_atomic, write_html_atomic
+from ..common import findings_note, run_scores
+
+__all__ = ["COMPARABLE", "featmap_table", "featmap_saliency", "featmap_frame", "featmap_adversarial",
+           "featmap_density", "edge_correlations"]
+
+#: "Comparable" in the claim check of Table 1: featMAP's T and C at most this far below UMAP's.
+COMPARABLE = 0.05
+
+
+def _load(run: dict[str, Any]) -> tuple[Inputs, Embedding, dict[str, Any]]:
+    return Inputs.load(run["data"], run["inputs_file"]), Embedding.load(run["embedding"]), run_scores(run)
+
+
+def _runs_of(spec: dict[str, Any], method: str) -> list[dict[str, Any]]:
+    return [r for r in spec["runs"] if r["method"] == method]
+
+
+def _pretty(method: str, spec: dict[str, Any]) -> str:
+    return spec.get("method_labels", {}).get(method, method)
+
+
+def _shape(run: dict[str, Any], n_features: int) -> tuple[int, int]:
+    return image_shape(n_features, Dataset.load(run["data"]).meta)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Table 1 and the overall plot
+# ------------------------------------------------------------------------------------------------------------------
+def _claims(table: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset: featMAP minus UMAP on trustworthiness, continuity and the local-radius correlation."""
+    rows = []
+    for dataset, group in table.groupby("dataset", sort=False):
+        fm, um = group[group.method == "featmap"], group[group.method == "umap"]
+        if fm.empty or um.empty:
+            continue
+        row: dict[str, Any] = {"dataset": dataset}
+        for key in ("trustworthiness_k7", "continuity_k7", "radius_correlation"):
+            if key in group:
+                row[f"{key}_featmap"] = float(fm[key].iloc[0])
+                row[f"{key}_umap"] = float(um[key].iloc[0])
+        row["t_and_c_within"] = bool(all(row.get(f"{k}_featmap", np.nan) >= row.get(f"{k}_umap", np.nan) - COMPARABLE
+                                         for k in ("trustworthiness_k7", "continuity_k7")))
+        if "radius_correlation_featmap" in row:
+            row["radius_correlation_above_umap"] = bool(row["radius_correlation_featmap"]
+                                                        > row["radius_correlation_umap"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def featmap_table(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Table 1: one row per (dataset, method) with the experiment's ``scores``; the claim checks in the HTML page;
+    the PNG is the grid of every map (datasets as rows, methods as columns)."""
+    scores = list(spec["scores"])
+    rows, panels = [], {}
+    for run in spec["runs"]:
+        inputs, emb, rec = _load(run)
+        rows.append({"dataset": run["dataset"], "method_entry": run["entry"], "method": run["method"],
+                     "n_samples": int(emb.Z.shape[0]), "status": rec.get("status", "ok"),
+                     "runtime_s": float(emb.runtime_s) if emb.runtime_s is not None else np.nan,
+                     **{k: rec.get(k, np.nan) for k in scores}})
+        panels.setdefault(run["dataset"], []).append(
+            ScatterPanel(emb.Z, inputs.labels, inputs.n_cohorts, None,
+                         f"{run['dataset']}: {_pretty(run['method'], spec)}\n"
+                         f"T {rec.get('trustworthiness_k7', np.nan):.3f}  C {rec.get('continuity_k7', np.nan):.3f}"))
+    table = pd.DataFrame(rows)
+    write_csv_atomic(table, out["csv"])
+    claims = _claims(table)
+    verdict = ""
+    if not claims.empty:
+        ok = claims["t_and_c_within"].all()
+        verdict = (f" Claim check (computed from these rows): featMAP's trustworthiness and continuity (k = 7) are "
+                   f"{'within' if ok else 'NOT within'} {COMPARABLE} of UMAP's on every dataset "
+                   f"({', '.join(f'{d}: {v}' for d, v in zip(claims.dataset, claims.t_and_c_within))}).")
+    write_html_atomic(pd.concat([table, claims.assign(method="claims (featMAP - UMAP)")], ignore_index=True),
+                      out["html"], title=spec.get("title", spec["name"]), note=findings_note(spec, verdict))
+    save_figure(scatter_grid_figure(list(panels.values()), spec.get("title", spec["name"]), width=2.6,
+                                    height=2.8, point_size=1), out["png"])
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Figs. 4-5: saliency maps
+# ------------------------------------------------------------------------------------------------------------------
+def edge_correlations(x: np.ndarray, importance: np.ndarray, shape: tuple[int, int]) -> tuple[float, float]:
+    """Pearson correlation of a feature-importance map with the image's gradient magnitude (central differences)
+    and with the image itself: our measure of the paper's "the map detects the edge of each digit"."""
+    img = np.asarray(x, dtype=np.float64).reshape(shape)
+    gy, gx = np.gradient(img)
+    edges = np.hypot(gx, gy).ravel()
+    fi = np.asarray(importance, dtype=np.float64).ravel()
+
+    def corr(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
+
+    return corr(fi, edges), corr(fi, img.ravel())
+
+
+def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Figs. 4-5: for every featMAP run, one random image per class (seeded by the experiment's ``seed``) beside
+    its feature-importance map; the table holds every drawn image's edge and ink correlations."""
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    figure_rows, rows = [], []
+    shape = None
+    for run in _runs_of(spec, "featmap"):
+        inputs, emb, _ = _load(run)
+        X = Dataset.load(run["data"]).X if inputs.X.shape[1] != emb.extras["feature_importance"].shape[1] \
+            else inputs.X
+        FI = emb.extras["feature_importance"]
+        shape = _shape(run, FI.shape[1])
+        pairs = []
+        for c, name in enumerate(inputs.label_names):
+            members = np.flatnonzero(inputs.labels == c)
+            i = int(rng.choice(members))
+            e, ink = edge_correlations(X[i], FI[i], shape)
+            rows.append({"dataset": run["dataset"], "class": name, "sample": i, "edge_correlation": e,
+                         "ink_correlation": ink})
+            pairs.append((X[i], FI[i], f"{run['dataset']} {name}"[:22]))
+        for k in range(0, len(pairs), 10):
+            figure_rows.append(pairs[k:k + 10])
+    table = pd.DataFrame(rows)
+    write_csv_atomic(table, out["csv"])
+    summary = table.groupby("dataset")[["edge_correlation", "ink_correlation"]].mean().round(3)
+    extra = " Mean correlations per dataset: " + "; ".join(
+        f"{d}: edge {r.edge_correlation}, ink {r.ink_correlation}" for d, r in summary.iterrows()) + "."
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(spec, extra))
+    save_figure(image_pairs_figure(figure_rows, shape, spec.get("title", spec["name"])), out["png"])
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Fig. 1: frame and loading arrows
+# ------------------------------------------------------------------------------------------------------------------
+def featmap_frame(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Fig. 1 for the first featMAP run of the experiment: embedding with one random point (seed ``seed``) in red,
+    its frame and loading arrows (top ten pixels annotated), the image and its feature-importance map."""
+    run = _runs_of(spec, "featmap")[0]
+    inputs, emb, rec = _load(run)
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    i = int(rng.integers(emb.Z.shape[0]))
+    FI, L, frames = emb.extras["feature_importance"], emb.extras["feature_loadings"], emb.extras["frame_embedding"]
+    X = Dataset.load(run["data"]).X if inputs.X.shape[1] != FI.shape[1] else inputs.X
+    shape = _shape(run, FI.shape[1])
+    names = [f"({h // shape[1]},{h % shape[1]})" for h in range(FI.shape[1])]
+    fig, ax = plt.subplots(2, 2, figsize=(8, 8))
+    ax[0, 0].scatter(emb.Z[:, 0], emb.Z[:, 1], s=2, c="0.6", linewidths=0)
+    ax[0, 0].scatter(emb.Z[i, 0], emb.Z[i, 1], s=40, c="tab:red", edgecolors="k")
+    ax[0, 0].set_title(f"featMAP of {run['dataset']} ({inputs.n_samples} points); point {i} in red", fontsize=8)
+    ax[0, 0].set_aspect("equal", "datalim")
+    top = draw_loading_arrows(ax[0, 1], L[i], frames[i], names)
+    ax[0, 1].set_title("embedded frame (dashed) and pixel loadings; top 10 in red", fontsize=8)
+    draw_image(ax[1, 0], X[i], shape, f"image {i}")
+    draw_saliency(ax[1, 1], FI[i], shape, "feature importance (top 10 pixels circled)")
+    ax[1, 1].scatter(top % shape[1], top // shape[1], s=60, facecolors="none", edgecolors="tab:blue")
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    save_figure(fig, out["png"])
+    lengths = np.linalg.norm(L[i], axis=1)
+    img = X[i].reshape(shape)
+    table = pd.DataFrame({"rank": np.arange(1, top.size + 1), "pixel": [names[h] for h in top],
+                          "row": top // shape[1], "column": top % shape[1], "arrow_length": lengths[top],
+                          "importance": FI[i][top], "intensity": img.ravel()[top]})
+    write_csv_atomic(table, out["csv"])
+    e, ink = edge_correlations(X[i], FI[i], shape)
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
+        spec, f" Point {i}: correlation of its importance map with the image's edges {e:.3f}, with the ink {ink:.3f}."
+              f" Trustworthiness (k = 7) of the map: {rec.get('trustworthiness_k7', float('nan')):.3f}."))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Fig. 6 and Supp. Fig. 8: adversarial examples
+# ------------------------------------------------------------------------------------------------------------------
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))) if np.linalg.norm(a) * np.linalg.norm(b) > 0 \
+        else float("nan")
+
+
+def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Fig. 6 / Supp. Fig. 8 from two featMAP runs: on the adversarial set (the dataset with ``adversarial_labels``
+    in its meta) and on the clean images it was made from (``clean_dataset``: the MNIST test set). The
+    digit ``source`` (1) is followed to every adversarial label t it was turned into."""
+    source = int(spec.get("source_class", 1))
+    runs = _runs_of(spec, "featmap")
+    adv_run = next(r for r in runs if "adversarial_labels" in Dataset.load(r["data"]).meta)
+    clean_run = next(r for r in runs if r is not adv_run)
+    ds = Dataset.load(adv_run["data"])
+    meta = ds.meta
+    adv_labels = np.asarray(meta["adversarial_labels"], dtype=int)
+    _, emb, _ = _load(adv_run)
+    _, clean_emb, _ = _load(clean_run)
+    clean_ds = Dataset.load(clean_run["data"])
+    FI, cFI = emb.extras["feature_importance"], clean_emb.extras["feature_importance"]
+    shape = _shape(adv_run, FI.shape[1])
+    held_out = np.asarray(meta["heldout_indices"], dtype=int)
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+
+    hist = np.bincount(adv_labels, minlength=10) / adv_labels.size
+    rows = [{"quantity": "clean accuracy (held-out images)", "value": float(meta["clean_accuracy"])},
+            {"quantity": "accuracy after the attack", "value": float(meta["adversarial_accuracy"])},
+            {"quantity": "epsilon", "value": float(meta["epsilon"])},
+            *({"quantity": f"fraction predicted as {d}", "value": float(hist[d])} for d in range(10))]
+    from_source = np.flatnonzero((ds.labels == source) & (adv_labels != source))
+    clean_src = held_out[clean_ds.labels[held_out] == source]
+    mean_src = cFI[clean_src].mean(axis=0)
+    targets = [t for t in range(10) if t != source and np.any(adv_labels[from_source] == t)]
+    triples = []
+    for t in targets:
+        adv_t = from_source[adv_labels[from_source] == t]
+        clean_t = held_out[clean_ds.labels[held_out] == t]
+        m_adv, m_t = FI[adv_t].mean(axis=0), cFI[clean_t].mean(axis=0)
+        triples.append((t, mean_src, m_adv, m_t))
+        rows.append({"quantity": f"{source}->{t}: images", "value": float(adv_t.size)})
+        rows.append({"quantity": f"{source}->{t}: cosine(adversarial map, clean {t} map)", "value": _cosine(m_adv, m_t)})
+        rows.append({"quantity": f"{source}->{t}: cosine(adversarial map, clean {source} map)",
+                     "value": _cosine(m_adv, mean_src)})
+    table = pd.DataFrame(rows)
+    write_csv_atomic(table, out["csv"])
+    closer = [t for t, s, a, c in triples if _cosine(a, c) > _cosine(a, s)]
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
+        spec, f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "
+              f"{source}'s for t in {closer} of {[t for t, *_ in triples]}."))
+
+    n_rows = 2 + max(len(triples), 1)
+    fig = plt.figure(figsize=(12, 3.0 * n_rows))
+    grid = fig.add_gridspec(n_rows, 6)
+    for k, (labels, name) in enumerate(((ds.labels, "true label"), (adv_labels, "adversarial label"))):
+        ax = fig.add_subplot(grid[0, 3 * k:3 * k + 2])
+        plot_cohorts(ax, emb.Z, labels, 10, point_size=2)
+        ax.set_title(f"featMAP of the adversarial set, coloured by {name}", fontsize=8)
+        handles = [plt.Line2D([], [], marker="o", ls="", color=cohort_colours(10)[d], label=str(d))
+                   for d in range(10)]
+        ax.legend(handles=handles, fontsize=5, loc="upper right", ncol=2)
+    ax = fig.add_subplot(grid[0, 2])
+    ax.bar(np.arange(10), hist, color=cohort_colours(10))
+    ax.set_xticks(range(10))
+    ax.set_title(f"predicted labels after the attack\naccuracy {float(meta['adversarial_accuracy']):.3f}",
+                 fontsize=8)
+    picks = rng.choice(from_source, size=min(5, from_source.size), replace=False) if from_source.size else []
+    X = ds.X
+    for k, i in enumerate(picks):
+        draw_image(fig.add_subplot(grid[1, k]), X[i], shape, f"{source} -> {adv_labels[i]}")
+    if len(picks):
+        draw_saliency(fig.add_subplot(grid[1, 5]), FI[picks[0]], shape, f"map of the first ({source} -> "
+                                                                        f"{adv_labels[picks[0]]})")
+    for r, (t, m_s, m_a, m_t) in enumerate(triples):
+        vmax = max(m_s.max(), m_a.max(), m_t.max())
+        for k, (m, name) in enumerate(((m_s, f"clean {source}"), (m_a, f"adversarial {source} -> {t}"),
+                                       (m_t, f"clean {t}"))):
+            draw_saliency(fig.add_subplot(grid[2 + r, k]), m, shape, f"{name}: average importance", vmax=vmax)
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    save_figure(fig, out["png"])
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Fig. 7 and Supp. Figs. 9-10: density on the digit-1 group
+# ------------------------------------------------------------------------------------------------------------------
+def featmap_density(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Fig. 7 / Supp. Figs. 9-10: for each run (featMAP and UMAP on one data set), embedded against original local
+    radius (isotropic, densMAP's definition on each space's own fuzzy graph) with the regression line; k-means
+    subgroups (``n_subgroups``, on the inputs' X, seeded) and, for the subgroup whose embedded radius rises most
+    from UMAP to featMAP (radii standardised per map), ten random images."""
+    from sklearn.cluster import KMeans
+
+    k = int(spec.get("n_subgroups", 6))
+    seed = int(spec.get("seed", 0))
+    runs = spec["runs"]
+    loaded = [(run, *_load(run)) for run in runs]
+    X = loaded[0][1].X
+    groups = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(X)
+    radii = {}
+    for run, inputs, emb, _ in loaded:
+        k_nn = int(spec.get("n_neighbors", 15))
+        r_o = local_radii(inputs.X, fuzzy_graph(inputs.X, k_nn, random_state=seed).P)
+        r_e = local_radii(emb.Z, fuzzy_graph(emb.Z, k_nn, random_state=seed).P)
+        radii[run["entry"]] = (r_o, r_e)
+    rows = []
+    z = {e: (r_e - r_e.mean()) / r_e.std() for e, (_, r_e) in radii.items()}
+    for g in range(k):
+        members = groups == g
+        row: dict[str, Any] = {"subgroup": g, "size": int(members.sum()),
+                               "mean_original_radius": float(next(iter(radii.values()))[0][members].mean())}
+        for e in radii:
+            row[f"mean_std_embedded_radius_{e}"] = float(z[e][members].mean())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    entries = list(radii)
+    fm = next((r["entry"] for r in runs if r["method"] == "featmap"), entries[0])
+    um = next((r["entry"] for r in runs if r["method"] == "umap"), entries[-1])
+    table["featmap_minus_umap"] = table[f"mean_std_embedded_radius_{fm}"] - table[f"mean_std_embedded_radius_{um}"]
+    sparse = int(table.sort_values("featmap_minus_umap", ascending=False).subgroup.iloc[0])
+    corr = {e: float(np.corrcoef(*radii[e])[0, 1]) for e in radii}
+    write_csv_atomic(table, out["csv"])
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
+        spec, " Local-radius correlations: " + ", ".join(f"{e} {c:.3f}" for e, c in corr.items())
+              + f". Subgroup {sparse} is the one whose embedded radius rises most from UMAP to featMAP (subgroups: "
+                f"k-means with k = {k} on the inputs' X, our choice)."))
+    colours = cohort_colours(k)[groups]
+    fig, ax = plt.subplots(3, len(loaded), figsize=(4.2 * len(loaded), 11), squeeze=False)
+    for c, (run, inputs, emb, _) in enumerate(loaded):
+        ax[0, c].scatter(emb.Z[:, 0], emb.Z[:, 1], s=2, c=colours, linewidths=0)
+        ax[0, c].scatter(emb.Z[groups == sparse, 0], emb.Z[groups == sparse, 1], s=4, c="saddlebrown",
+                         linewidths=0, label=f"subgroup {sparse}")
+        ax[0, c].legend(fontsize=6)
+        ax[0, c].set_title(f"{_pretty(run['method'], spec)} ({run['entry']})", fontsize=8)
+        ax[0, c].set_aspect("equal", "datalim")
+        draw_radius_scatter(ax[1, c], *radii[run["entry"]], _pretty(run["method"], spec), colours)
+    members = np.flatnonzero(groups == sparse)
+    pick = np.random.default_rng(seed).choice(members, size=min(10, members.size), replace=False)
+    raw = Dataset.load(runs[0]["data"]).X
+    Xi = raw if raw.shape[0] == X.shape[0] else X
+    shape = _shape(runs[0], Xi.shape[1])
+    for c in range(len(loaded)):
+        ax[2, c].axis("off")
+    inner = fig.add_gridspec(3, 10)
+    for j, i in enumerate(pick):
+        draw_image(fig.add_subplot(inner[2, j]), Xi[i], shape, f"#{i}")
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    save_figure(fig, out["png"])
