@@ -186,6 +186,7 @@ def test_registered_on_the_mnist_files():
     ("seed", -1, "seed must be an integer >= 0"),
     ("seed", 1.5, "seed must be an integer"),
     ("max_iter", 0, "max_iter must be an integer >= 1"),
+    ("n_attack", 0, "n_attack must be an integer >= 1"),
 ])
 def test_bad_parameters_name_the_key(tmp_path, key, value, message):
     # checked before any file is read: tmp_path holds no MNIST file
@@ -200,3 +201,14 @@ def test_parameters_needing_the_files(tmp_path):
         load("mnist_fgsm", raw_dir=tmp_path, eps=0.3)
     with pytest.raises(ValueError, match="n_train must be at most 9990"):
         load("mnist_fgsm", raw_dir=need_mnist(), **{**SMALL, "n_train": 9995})
+
+
+def test_n_attack_keeps_a_seeded_subset_of_the_attacked_images(adv):
+    small = load("mnist_fgsm", raw_dir=need_mnist(), **{**SMALL, "n_attack": 50})
+    full = set(adv.meta["source_indices"])
+    rows = small.meta["source_indices"]
+    assert len(rows) == 50 == small.n_samples and rows == sorted(rows) and set(rows) <= full
+    pos = {s: i for i, s in enumerate(adv.meta["source_indices"])}
+    np.testing.assert_array_equal(small.X, adv.X[[pos[s] for s in rows]])
+    again = load("mnist_fgsm", raw_dir=need_mnist(), **{**SMALL, "n_attack": 50})
+    assert again.meta["source_indices"] == rows

@@ -55,6 +55,11 @@ FAST: dict[str, dict[str, Any]] = {
     "mcml": {"max_iter": 5},
     "mma": {"n_eigenvectors": 6, "max_iter": 10},
     "umap": {"n_neighbors": 5, "n_epochs": 10},
+    "densmap": {"n_neighbors": 5, "n_epochs": 10},
+    "tsne_sklearn": {"perplexity": 5, "max_iter": 250},
+    "trimap": {"n_iters": 10},
+    "pacmap": {"num_iters": 10},
+    "featmap": {"n_neighbors": 5, "n_epochs": 10, "tangent_embed": "identity"},
 }
 
 #: Values tried as wrong settings: each is used for every parameter whose constraints all refuse it.

@@ -128,14 +128,16 @@ def fgsm(X: np.ndarray, gradient: np.ndarray, epsilon: float) -> np.ndarray:
 
 
 def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 5000,
-               hidden: Sequence[int] = (128,), seed: int = 0, max_iter: int = 200) -> Dataset:
+               hidden: Sequence[int] = (128,), seed: int = 0, max_iter: int = 200,
+               n_attack: int | None = None) -> Dataset:
     """FGSM adversarial examples of the MNIST test images (featMAP Fig. 6, Supp. Fig. 8) from the IDX files in
     ``raw_dir`` (the files of the ``mnist`` loader, ``split="test"``).
 
     1. ``n_train`` of the 10,000 test images, drawn with ``seed`` and stratified by class, train
        :func:`train_classifier` (hidden widths ``hidden``, ``random_state=seed``, at most ``max_iter`` epochs).
     2. The other images are the held-out set; the ones the classifier gets right are attacked by :func:`fgsm`
-       with step ``epsilon``, using the true label's cross-entropy gradient (:func:`mlp_input_gradient`).
+       with step ``epsilon``, using the true label's cross-entropy gradient (:func:`mlp_input_gradient`);
+       ``n_attack`` (default: all) keeps a seeded random subset of that many of them (small test runs).
 
     ``X``: the adversarial images (784 pixels, row-major 28×28, in [0, 1] like ``mnist``), in MNIST test order.
     ``labels``: the TRUE digits, named ``"0".."9"``. ``meta`` (JSON; arrays as lists, in the row order of X):
@@ -154,6 +156,7 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
     Parameters are checked by :func:`check_params`; ``n_train`` must also leave at least 10 held-out images.
     """
     epsilon, n_train, widths, seed, max_iter = check_params(epsilon, n_train, hidden, seed, max_iter)
+    n_attack = None if n_attack is None else _check_int("n_attack", n_attack, 1)
     clean = mnist(raw_dir, split="test")
     X, y = clean.X, clean.labels
     n = len(y)
@@ -166,6 +169,8 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
     with threadpool_limits(limits=1):
         correct = clf.predict(X[heldout]) == y[heldout]
         attacked = heldout[correct]
+        if n_attack is not None and n_attack < len(attacked):
+            attacked = np.sort(np.random.default_rng([seed, 0xA77AC]).choice(attacked, n_attack, replace=False))
         if len(attacked) == 0:
             raise ValueError(f"the classifier (hidden={list(widths)}, max_iter={max_iter}, n_train={n_train}) "
                              "classifies no held-out image correctly: nothing to attack")
@@ -177,8 +182,9 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
         "classifier": f"sklearn MLPClassifier(hidden_layer_sizes={list(widths)}, activation='relu', solver='adam')",
         "epsilon": epsilon, "n_train": n_train, "hidden": list(widths), "seed": seed, "max_iter": max_iter,
         "n_iter": int(clf.n_iter_), "n_heldout": int(len(heldout)), "n_samples": int(len(attacked)),
+        "n_attack": n_attack,
         "clean_accuracy": float(correct.mean()), "adversarial_accuracy": float(still.mean()),
-        "heldout_adversarial_accuracy": float(still.sum() / len(heldout)),
+        "heldout_adversarial_accuracy": float(still.sum() / len(heldout)) if n_attack is None else None,
         "adversarial_labels": adv_pred.tolist(),
         "adversarial_label_counts": np.bincount(adv_pred, minlength=N_CLASSES).tolist(),
         "source_indices": attacked.tolist(), "heldout_indices": heldout.tolist(),

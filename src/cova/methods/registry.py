@@ -13,7 +13,9 @@ from .code import CODE
 from .coembed import CoEmbedding
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
 from .dosnes import DOSNES, TSNEAffinity
+from .featmap import FeatMAP
 from .ldmgi import LDMGI
+from .library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
 from .lmds import LMDS
 from .mcml import MCML
 from .mkpe import MKPE
@@ -59,12 +61,18 @@ METHODS: dict[str, type[Embedder]] = {
     "ldmgi": LDMGI,
     "mma": MMA,
     "umap": UMAP,
+    "densmap": DensMAP,
+    "tsne_sklearn": SklearnTSNE,
+    "trimap": TriMap,
+    "pacmap": PaCMAP,
+    "hnne": HNNE,
     "pca": PCA,
     "ca": CA,
     "coembed": CoEmbedding,
     "acas": ACAS,
     "code": CODE,
     "mkpe": MKPE,
+    "featmap": FeatMAP,
 }
 
 

@@ -7,6 +7,8 @@ results.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
@@ -16,17 +18,23 @@ from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_
 
 
 class PCA(Embedder):
-    """Principal component analysis of X to ``n_components`` dimensions (exact SVD, deterministic)."""
+    """Principal component analysis of X to ``n_components`` dimensions (exact SVD, deterministic).
+
+    Attributes: embedding_, components_ (n_components, d): the unit principal axes (the feature loadings a biplot
+    draws; featMAP's linear interpretability reference), saved as an extra output.
+    """
 
     _parameter_constraints = {"n_components": POSITIVE_INT}
+    extra_outputs = ("components_",)
 
     def __init__(self, n_components: int = 2):
         self.n_components = n_components
 
     def fit(self, inputs: Inputs) -> "PCA":
         self._validate_params()
-        self.embedding_ = _SkPCA(n_components=self.n_components, svd_solver="full").fit_transform(inputs.X)
-        self.embedding_ = np.ascontiguousarray(self.embedding_, dtype=np.float64)
+        est = _SkPCA(n_components=self.n_components, svd_solver="full")
+        self.embedding_ = np.ascontiguousarray(est.fit_transform(inputs.X), dtype=np.float64)
+        self.components_ = np.ascontiguousarray(est.components_, dtype=np.float64)
         return self
 
 
@@ -309,6 +317,10 @@ class UMAP(Embedder):
         self.n_epochs = n_epochs
         self.random_state = random_state
 
+    def _umap_options(self) -> dict[str, Any]:
+        """Further ``umap.UMAP`` arguments of a subclass (densMAP's); none for UMAP itself."""
+        return {}
+
     def fit(self, inputs: Inputs) -> "UMAP":
         import warnings
 
@@ -318,7 +330,8 @@ class UMAP(Embedder):
         k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
         est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,
                         n_components=int(self.n_components), n_epochs=self.n_epochs,
-                        random_state=int(self.random_state), n_jobs=1, transform_seed=int(self.random_state))
+                        random_state=int(self.random_state), n_jobs=1, transform_seed=int(self.random_state),
+                        **self._umap_options())
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
             Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))

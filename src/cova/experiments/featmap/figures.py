@@ -139,9 +139,9 @@ def edge_correlations(x: np.ndarray, importance: np.ndarray, shape: tuple[int, i
 
 
 def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Figs. 4-5: for every featMAP run, one random image per class (seeded by the experiment's ``seed``) beside
+    """Figs. 4-5: for every featMAP run, one random image per class (seeded by the experiment's ``random_state``) beside
     its feature-importance map; the table holds every drawn image's edge and ink correlations."""
-    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    rng = np.random.default_rng(int(spec.get("random_state", 0)))
     figure_rows, rows = [], []
     shape = None
     for run in _runs_of(spec, "featmap"):
@@ -173,11 +173,11 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
 # Fig. 1: frame and loading arrows
 # ------------------------------------------------------------------------------------------------------------------
 def featmap_frame(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Fig. 1 for the first featMAP run of the experiment: embedding with one random point (seed ``seed``) in red,
+    """Fig. 1 for the first featMAP run of the experiment: embedding with one random point (seed ``random_state``) in red,
     its frame and loading arrows (top ten pixels annotated), the image and its feature-importance map."""
     run = _runs_of(spec, "featmap")[0]
     inputs, emb, rec = _load(run)
-    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    rng = np.random.default_rng(int(spec.get("random_state", 0)))
     i = int(rng.integers(emb.Z.shape[0]))
     FI, L, frames = emb.extras["feature_importance"], emb.extras["feature_loadings"], emb.extras["frame_embedding"]
     X = Dataset.load(run["data"]).X if inputs.X.shape[1] != FI.shape[1] else inputs.X
@@ -217,8 +217,9 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Fig. 6 / Supp. Fig. 8 from two featMAP runs: on the adversarial set (the dataset with ``adversarial_labels``
-    in its meta) and on the clean images it was made from (``clean_dataset``: the MNIST test set). The
-    digit ``source`` (1) is followed to every adversarial label t it was turned into."""
+    in its meta) and on clean MNIST images (the clean maps of digit d average the featMAP importance maps of the
+    clean run's images labelled d). The digit ``source_class`` (1) is followed to every adversarial label t it was
+    turned into."""
     source = int(spec.get("source_class", 1))
     runs = _runs_of(spec, "featmap")
     adv_run = next(r for r in runs if "adversarial_labels" in Dataset.load(r["data"]).meta)
@@ -227,12 +228,11 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
     meta = ds.meta
     adv_labels = np.asarray(meta["adversarial_labels"], dtype=int)
     _, emb, _ = _load(adv_run)
-    _, clean_emb, _ = _load(clean_run)
-    clean_ds = Dataset.load(clean_run["data"])
+    clean_inputs, clean_emb, _ = _load(clean_run)
+    clean_labels = np.asarray([int(clean_inputs.label_names[c]) for c in clean_inputs.labels])
     FI, cFI = emb.extras["feature_importance"], clean_emb.extras["feature_importance"]
     shape = _shape(adv_run, FI.shape[1])
-    held_out = np.asarray(meta["heldout_indices"], dtype=int)
-    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    rng = np.random.default_rng(int(spec.get("random_state", 0)))
 
     hist = np.bincount(adv_labels, minlength=10) / adv_labels.size
     rows = [{"quantity": "clean accuracy (held-out images)", "value": float(meta["clean_accuracy"])},
@@ -240,13 +240,13 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
             {"quantity": "epsilon", "value": float(meta["epsilon"])},
             *({"quantity": f"fraction predicted as {d}", "value": float(hist[d])} for d in range(10))]
     from_source = np.flatnonzero((ds.labels == source) & (adv_labels != source))
-    clean_src = held_out[clean_ds.labels[held_out] == source]
+    clean_src = np.flatnonzero(clean_labels == source)
     mean_src = cFI[clean_src].mean(axis=0)
     targets = [t for t in range(10) if t != source and np.any(adv_labels[from_source] == t)]
     triples = []
     for t in targets:
         adv_t = from_source[adv_labels[from_source] == t]
-        clean_t = held_out[clean_ds.labels[held_out] == t]
+        clean_t = np.flatnonzero(clean_labels == t)
         m_adv, m_t = FI[adv_t].mean(axis=0), cFI[clean_t].mean(axis=0)
         triples.append((t, mean_src, m_adv, m_t))
         rows.append({"quantity": f"{source}->{t}: images", "value": float(adv_t.size)})
@@ -302,7 +302,7 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str]) -> None:
     from sklearn.cluster import KMeans
 
     k = int(spec.get("n_subgroups", 6))
-    seed = int(spec.get("seed", 0))
+    seed = int(spec.get("random_state", 0))
     runs = spec["runs"]
     loaded = [(run, *_load(run)) for run in runs]
     X = loaded[0][1].X
