@@ -273,8 +273,7 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
     ax = fig.add_subplot(grid[0, 2])
     ax.bar(np.arange(10), hist, color=cohort_colours(10))
     ax.set_xticks(range(10))
-    ax.set_title(f"predicted labels after the attack\naccuracy {float(meta['adversarial_accuracy']):.3f}",
-                 fontsize=8)
+    ax.set_title(f"predicted labels (accuracy {float(meta['adversarial_accuracy']):.3f})", fontsize=8)
     picks = rng.choice(from_source, size=min(5, from_source.size), replace=False) if from_source.size else []
     X = ds.X
     for k, i in enumerate(picks):
@@ -335,24 +334,26 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str]) -> None:
               + f". Subgroup {sparse} is the one whose embedded radius rises most from UMAP to featMAP (subgroups: "
                 f"k-means with k = {k} on the inputs' X, our choice)."))
     colours = cohort_colours(k)[groups]
-    fig, ax = plt.subplots(3, len(loaded), figsize=(4.2 * len(loaded), 11), squeeze=False)
-    for c, (run, inputs, emb, _) in enumerate(loaded):
-        ax[0, c].scatter(emb.Z[:, 0], emb.Z[:, 1], s=2, c=colours, linewidths=0)
-        ax[0, c].scatter(emb.Z[groups == sparse, 0], emb.Z[groups == sparse, 1], s=4, c="saddlebrown",
-                         linewidths=0, label=f"subgroup {sparse}")
-        ax[0, c].legend(fontsize=6)
-        ax[0, c].set_title(f"{_pretty(run['method'], spec)} ({run['entry']})", fontsize=8)
-        ax[0, c].set_aspect("equal", "datalim")
-        draw_radius_scatter(ax[1, c], *radii[run["entry"]], _pretty(run["method"], spec), colours)
     members = np.flatnonzero(groups == sparse)
     pick = np.random.default_rng(seed).choice(members, size=min(10, members.size), replace=False)
     raw = Dataset.load(runs[0]["data"]).X
     Xi = raw if raw.shape[0] == X.shape[0] else X
     shape = _shape(runs[0], Xi.shape[1])
-    for c in range(len(loaded)):
-        ax[2, c].axis("off")
-    inner = fig.add_gridspec(3, 10)
+    n = len(loaded)
+    fig = plt.figure(figsize=(5.5 * n, 12))
+    grid = fig.add_gridspec(3, 10 * n, height_ratios=[4, 4, 1.4])
+    for c, (run, inputs, emb, _) in enumerate(loaded):
+        ax = fig.add_subplot(grid[0, 10 * c:10 * (c + 1)])
+        ax.scatter(emb.Z[:, 0], emb.Z[:, 1], s=3, c=colours, linewidths=0)
+        ax.scatter(emb.Z[groups == sparse, 0], emb.Z[groups == sparse, 1], s=6, c="saddlebrown", linewidths=0,
+                   label=f"subgroup {sparse}")
+        ax.legend(fontsize=7)
+        ax.set_title(f"{_pretty(run['method'], spec)} ({run['entry']}), k-means subgroups", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        draw_radius_scatter(fig.add_subplot(grid[1, 10 * c:10 * (c + 1)]), *radii[run["entry"]],
+                            _pretty(run["method"], spec), colours)
     for j, i in enumerate(pick):
-        draw_image(fig.add_subplot(inner[2, j]), Xi[i], shape, f"#{i}")
+        draw_image(fig.add_subplot(grid[2, j * n:(j + 1) * n]), Xi[i], shape, f"subgroup {sparse}: #{i}")
     fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
     save_figure(fig, out["png"])
