@@ -43,6 +43,7 @@ from ...viz.saliency import (
 from ...viz.scatter import cohort_colours, plot_cohorts
 from ...viz.tables import write_csv_atomic, write_html_atomic
 from ..common import findings_note, run_scores
+from ..reference import REFERENCE
 
 __all__ = ["COMPARABLE", "featmap_table", "featmap_saliency", "featmap_frame", "featmap_adversarial",
            "featmap_density", "edge_correlations"]
@@ -254,10 +255,14 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
         rows.append({"quantity": f"{source}->{t}: cosine(adversarial map, clean {source} map)",
                      "value": _cosine(m_adv, mean_src)})
     table = pd.DataFrame(rows)
+    if spec.get("reference"):
+        printed = REFERENCE[spec["reference"]]["rows"]
+        table["paper"] = [printed.get(q, np.nan) for q in table.quantity]
     write_csv_atomic(table, out["csv"])
     closer = [t for t, s, a, c in triples if _cosine(a, c) > _cosine(a, s)]
+    source = f" Column paper: {REFERENCE[spec['reference']]['source']}." if spec.get("reference") else ""
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
-        spec, f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "
+        spec, source + f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "
               f"{source}'s for t in {closer} of {[t for t, *_ in triples]}."))
 
     n_rows = 2 + max(len(triples), 1)
