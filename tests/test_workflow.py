@@ -71,7 +71,7 @@ def test_dry_run_lists_the_dag(tmp_path):
     n_runs = len(plan.runs())
     assert jobs["dataset"] == len(plan.config["datasets"])  # a dataset replaced by its fallback is not built
     assert jobs["experiment"] == len(plan.experiments)
-    assert jobs["fetch"] == 3  # compound, cora and worldtrade, the real datasets of the CI config
+    assert jobs["fetch"] == 4  # compound, cora, worldtrade and mnist (featMAP Fig. 6), the real data of the CI config
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and "scatter" not in jobs  # score draws it
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1 and jobs["timings"] == 1
 
