@@ -28,6 +28,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..inputs import Inputs
+from ..objectives.threads import one_numba_thread
 from .base import Embedder
 from .constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 from .sklearn_baselines import UMAP, _as_embedding, _check_neighbors
@@ -151,23 +152,11 @@ def _seed_numba_pool(seed: int) -> None:  # pragma: no cover - compiled
 
 
 @contextmanager
-def _one_numba_thread() -> Iterator[None]:
-    """Run a library's numba code on one thread (restored afterwards). Its results then cannot depend on the
-    machine's or the job's thread count, and its many short parallel loops do not stall on a busy machine."""
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
-
-
-@contextmanager
 def _seeded_numba(seed: int) -> Iterator[None]:
     """Run a library's numba code on one thread with numba's and numpy's global generators seeded by ``seed``;
     numpy's global state is restored afterwards."""
     state = np.random.get_state()
-    with _one_numba_thread():
+    with one_numba_thread():
         try:
             _seed_numba_thread(seed)
             _seed_numba_pool(seed)
@@ -298,7 +287,7 @@ class PaCMAP(Embedder):
                                 FP_ratio=float(self.FP_ratio), distance=self.distance, lr=float(self.lr),
                                 num_iters=(100, 100, int(self.num_iters)), apply_pca=bool(self.apply_pca),
                                 random_state=int(self.random_state))
-            with _one_numba_thread():
+            with one_numba_thread():
                 Z = est.fit_transform(X, init=self.init)
         finally:
             logger.setLevel(level)
@@ -346,7 +335,7 @@ class HNNE(Embedder):
         est = hnne.HNNE(n_components=int(self.n_components), metric=self.metric, radius=float(self.radius),
                         ann_threshold=int(self.ann_threshold), preliminary_embedding=self.preliminary_embedding,
                         random_state=int(self.random_state))
-        with _one_numba_thread():
+        with one_numba_thread():
             Z = est.fit_transform(X)
         self.embedding_ = _as_embedding(Z)
         return self
