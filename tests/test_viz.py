@@ -49,3 +49,18 @@ def test_scatter_png_and_colours(tmp_path):
     for c in (3, 15, 40):
         colours = cohort_colours(c)
         assert colours.shape == (c, 4) and len({tuple(x) for x in colours}) == c
+
+
+def test_image_pairs_of_different_sizes_in_one_figure():
+    """featMAP Figs. 4-5 put MNIST (28 × 28) and COIL-20 (128 × 128) images in one figure: each pair is drawn
+    with its own shape."""
+    import matplotlib.pyplot as plt
+
+    from cova.viz.saliency import image_pairs_figure
+
+    rng = np.random.default_rng(0)
+    small, large = rng.random(28 * 28), rng.random(128 * 128)
+    fig = image_pairs_figure([[(small, small, "mnist 1", (28, 28))], [(large, large, "coil 1", (128, 128))]], "t")
+    shapes = [ax.images[0].get_array().shape for ax in fig.axes if ax.images]
+    assert shapes == [(28, 28), (28, 28), (128, 128), (128, 128)]
+    plt.close(fig)

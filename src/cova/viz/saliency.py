@@ -57,10 +57,11 @@ def draw_saliency(ax: Axes, importance: np.ndarray, shape: tuple[int, int], titl
     ax.set_yticks([])
 
 
-def image_pairs_figure(rows: Sequence[Sequence[tuple[np.ndarray, np.ndarray, str]]], shape: tuple[int, int],
-                       title: str, cell: float = 1.25) -> plt.Figure:
-    """Rows of (image, saliency map, label) pairs: each pair is drawn as the image with its map beside it
-    (featMAP Figs. 4-5). Unused cells are switched off."""
+def image_pairs_figure(rows: Sequence[Sequence[tuple[np.ndarray, np.ndarray, str, tuple[int, int]]]], title: str,
+                       cell: float = 1.25) -> plt.Figure:
+    """Rows of (image, saliency map, label, image shape) pairs: each pair is drawn as the image with its map beside
+    it (featMAP Figs. 4-5); pairs of one figure may come from data sets of different image sizes. Unused cells are
+    switched off."""
     n_pairs = max(len(r) for r in rows)
     fig, axes = plt.subplots(len(rows), 2 * n_pairs, figsize=(cell * 2 * n_pairs, cell * 1.15 * len(rows) + 0.4),
                              squeeze=False)
@@ -71,7 +72,7 @@ def image_pairs_figure(rows: Sequence[Sequence[tuple[np.ndarray, np.ndarray, str
                 a.axis("off")
                 b.axis("off")
                 continue
-            x, fi, label = row[j]
+            x, fi, label, shape = row[j]
             draw_image(a, x, shape, label)
             draw_saliency(b, fi, shape, "importance")
     fig.suptitle(title, fontsize=10)

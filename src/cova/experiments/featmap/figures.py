@@ -144,7 +144,6 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
     its feature-importance map; the table holds every drawn image's edge and ink correlations."""
     rng = np.random.default_rng(int(spec.get("random_state", 0)))
     figure_rows, rows = [], []
-    shape = None
     for run in _runs_of(spec, "featmap"):
         inputs, emb, _ = _load(run)
         X = Dataset.load(run["data"]).X if inputs.X.shape[1] != emb.extras["feature_importance"].shape[1] \
@@ -158,7 +157,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
             e, ink = edge_correlations(X[i], FI[i], shape)
             rows.append({"dataset": run["dataset"], "class": name, "sample": i, "edge_correlation": e,
                          "ink_correlation": ink})
-            pairs.append((X[i], FI[i], f"{run['dataset']} {name}"[:22]))
+            pairs.append((X[i], FI[i], f"{run['dataset']} {name}"[:22], shape))
         for k in range(0, len(pairs), 10):
             figure_rows.append(pairs[k:k + 10])
     table = pd.DataFrame(rows)
@@ -167,7 +166,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
     extra = " Mean correlations per dataset: " + "; ".join(
         f"{d}: edge {r.edge_correlation}, ink {r.ink_correlation}" for d, r in summary.iterrows()) + "."
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(spec, extra))
-    save_figure(image_pairs_figure(figure_rows, shape, spec.get("title", spec["name"])), out["png"])
+    save_figure(image_pairs_figure(figure_rows, spec.get("title", spec["name"])), out["png"])
 
 
 # ------------------------------------------------------------------------------------------------------------------
