@@ -276,8 +276,9 @@ def test_extra_outputs_shapes_and_consistency(reduced_fit):
 
 
 def test_deterministic_for_a_seed(reduced_fit):
+    """Same seed, same outputs, also when the stages after the local SVD run side by side on two threads."""
     X, est = reduced_fit
-    again = FeatMAP(n_epochs=60, reduce_dim=40, random_state=2).fit(Inputs(X=X))
+    again = FeatMAP(n_epochs=60, reduce_dim=40, random_state=2, n_jobs=2).fit(Inputs(X=X))
     for name in ("embedding_",) + est.extra_outputs:
         assert np.array_equal(getattr(est, name), getattr(again, name)), name
     other = FeatMAP(n_epochs=60, reduce_dim=40, random_state=3).fit(Inputs(X=X))
@@ -290,6 +291,10 @@ def test_other_tangent_embeddings(digits):
     assert np.array_equal(ident.frame_embedding_, np.tile(np.eye(2), (300, 1, 1)))
     per_dir = FeatMAP(n_epochs=30, tangent_embed="umap_per_direction").fit(Inputs(X=X))
     assert np.allclose(np.linalg.norm(per_dir.frame_embedding_, axis=2), 1.0)
+    # this mode waits for the smoothed frames inside a stage: two threads give the same result
+    two = FeatMAP(n_epochs=30, tangent_embed="umap_per_direction", n_jobs=2).fit(Inputs(X=X))
+    assert np.array_equal(two.embedding_, per_dir.embedding_)
+    assert np.array_equal(two.frame_embedding_, per_dir.frame_embedding_)
     assert per_dir.components_.shape == (0, 64)  # 64 features <= reduce_dim: no reduction
 
 

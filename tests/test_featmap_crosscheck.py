@@ -107,10 +107,12 @@ def test_feature_importance_and_intrinsic_dimension_match_authors(setup):
     assert np.allclose(feature_importance(F, d=d), vp.astype(np.float64), atol=1e-6)
 
 
-#: featMAP's layout settings for the end-to-end comparison (the paper's k = 15, 500 epochs, λ = 0.5; UMAP's
-#: min_dist 0.1 and spread 1). The package's own defaults differ (n_neighbors 30, min_dist 0.5, epochs 600 below
-#: 10,000 points, init "variation") and are overridden.
-E2E_EPOCHS = 500
+#: featMAP's layout settings for the end-to-end comparison (the paper's k = 15 and λ = 0.5; UMAP's min_dist 0.1 and
+#: spread 1; 200 epochs, umap-learn's count for large data sets, on both sides to keep the test short: at the
+#: paper's 500 the two trustworthiness values are 0.9705 and 0.9698, at 200 0.9662 and 0.9650). The package's own
+#: defaults differ (n_neighbors 30, min_dist 0.5, epochs 600 below 10,000 points, init "variation") and are
+#: overridden.
+E2E_EPOCHS = 200
 E2E_LAMBDA = 0.5
 E2E_MIN_DIST = 0.1
 

@@ -308,8 +308,9 @@ def test_smooth_frames():
     _, F = local_svd(X, G.knn_indices, G.P, n_frames=4)
     k = 8
     uni = np.full((60, k), 1.0 / k)
-    got = smooth_frames(F, G.knn_indices, G.P, 3, n_aligned=2, block_size=11)
-    assert np.allclose(got, _procrustes_smooth_reference(F, G.knn_indices, uni, 3, 2), atol=1e-10)
+    for n_aligned in (1, 2, 3):  # 1 and 2: closed forms; 3: LAPACK
+        got = smooth_frames(F, G.knn_indices, G.P, 3, n_aligned=n_aligned)
+        assert np.allclose(got, _procrustes_smooth_reference(F, G.knn_indices, uni, 3, n_aligned), atol=1e-10)
     w = np.ones((60, k))
     w[:, 1:] = np.asarray(G.P[np.repeat(np.arange(60), k - 1), G.knn_indices[:, 1:].ravel()]).reshape(60, k - 1)
     w /= w.sum(axis=1, keepdims=True)
@@ -413,3 +414,20 @@ def test_reduce_features_round_trip():
     assert Vd.shape == (19, 40) and np.allclose(Xd @ Vd, X[:20], atol=1e-8)
     with pytest.raises(ValueError, match="components"):
         feature_importance(F_red, Vt[:5])
+
+
+def test_local_svd_threads_and_smoothing_stop_rule():
+    """Blocks of the local SVD on two threads give the same arrays as one thread; a stopping rule ends the smoothing
+    after the iteration where it first returns True, with the frames of that many plain iterations."""
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(90, 6)) @ rng.normal(size=(6, 20))
+    G = fuzzy_graph(X, 8)
+    one = local_svd(X, G.knn_indices, G.P, n_frames=3, block_size=7)
+    two = local_svd(X, G.knn_indices, G.P, n_frames=3, block_size=7, n_jobs=2)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+    with pytest.raises(ValueError, match="n_jobs"):
+        local_svd(X, G.knn_indices, G.P, n_jobs=0)
+    calls = []
+    got = smooth_frames(one[1], G.knn_indices, None, 10, n_aligned=2, stop=lambda F: len(calls.append(F) or calls) == 3)
+    assert len(calls) == 3
+    assert np.array_equal(got, smooth_frames(one[1], G.knn_indices, None, 3, n_aligned=2))

@@ -31,11 +31,14 @@ Tangent embedding modes (``tangent_embed``):
   its affinities from Euclidean distances, so the rows are normalised to unit length first: then
   ‖a − b‖² = 2(1 − cos(a, b)), the same neighbours as the cosine distance and a Gaussian kernel on it (a
   cosine-metric t-SNE such as openTSNE's would square the cosine distance in the kernel; the neighbour sets are
-  the same). The 90° completion of the single t-SNE direction into an orthonormal frame is our assumption (the
+  the same). Above 50 dimensions the normalised rows are reduced to their first 50 principal components before the
+  t-SNE (:data:`TSNE_PCA`), as t-SNE inputs usually are and as the authors reduce the frames before their own
+  tangent embedding; the paper gives no t-SNE settings. The 90° completion of the single t-SNE direction into an orthonormal frame is our assumption (the
   paper's Eq. 8 needs a d'×d' frame);
 - ``"umap_per_direction"`` (the authors' package featuremap 0.0.5): for l = 1, 2, PCA (≤ 50 components) of the
-  smoothed v_il over all points, then umap-learn to 2-D with the estimator's n_neighbors / min_dist / n_epochs,
-  rows normalised (not centred, as the package does); the two directions are not orthogonalised;
+  smoothed v_il over all points, then UMAP (our layout code at λ = 0, umap-learn's algorithm) to 2-D with the
+  estimator's n_neighbors / min_dist / n_epochs, rows normalised (not centred, as the package does); the two
+  directions are not orthogonalised;
 - ``"identity"``: V^e_i = I₂ (an ablation; the authors' current optimiser uses it).
 
 Memory at m = 70,000, n = 784 (Fashion-MNIST), p = 100, k = 15: X itself 0.44 GB (float64) and its reduction
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from numbers import Integral
 from typing import Any
 
@@ -93,6 +97,12 @@ SMOOTH_MAX_ITER = 100
 OUTPUT_BLOCK = 4096
 #: Perplexity of the t-SNE of the flattened frames (tangent_embed="tsne_flat"); lowered for tiny data.
 TSNE_PERPLEXITY = 30.0
+#: ... whose input, the unit-normalised flattened frames, is first reduced to this many principal components (the
+#: usual t-SNE preprocessing, and the authors' own before their tangent embedding).
+TSNE_PCA = 50
+#: Epochs of the variation embedding: umap-learn's defaults (up to 10,000 points, and above), as the authors ran it.
+VARIATION_EPOCHS_SMALL = 500
+VARIATION_EPOCHS_LARGE = 200
 
 
 def frames_from_directions(u: np.ndarray) -> np.ndarray:
@@ -138,7 +148,10 @@ class FeatMAP(Embedder):
     init : ``"spectral"`` (umap-learn's spectral layout, scaled to max|·| = 10 plus N(0, 10⁻⁴) noise) or
         ``"random"``; either is rescaled to [0, 10] per coordinate.
     random_state : seed of the SVD, the kNN search, the t-SNE / UMAP runs, the initial layout and the SGD.
-    n_jobs : threads of the kNN search only (the SGD is single-threaded).
+    n_jobs : threads of the kNN search and the local SVD, and of the five stages after it (tangent embedding, frame
+        smoothing, layout, variation embedding, feature importance and loadings), which run side by side on that
+        many threads; each stage itself is single-threaded, so only the kNN search's result can depend on n_jobs
+        (when it uses NN-descent).
 
     Fitted attributes
     -----------------
@@ -149,7 +162,8 @@ class FeatMAP(Embedder):
     ``cova.affinity.tangent.local_svd(..., n_frames=d)`` on the reduced data and pass them with ``components_`` to
     ``cova.affinity.tangent.feature_importance``); feature_loadings_ (m, n, 2) float32, the loading arrow
     a_h = Σ_l v_il^{f_h} v^e_il of every feature in embedding coordinates; variation_embedding_ (m, 2), the
-    authors' "variation embedding": umap-learn (same n_neighbors, min_dist, spread, seed) on the per-coordinate
+    authors' "variation embedding": UMAP (same n_neighbors, min_dist, spread, seed; umap-learn's default epoch
+    count; our layout code at λ = 0, which is umap-learn's algorithm) on the per-coordinate
     norms sqrt(Σ_{l≤d} v_il²) of the smoothed frames in the working space (the reduced one when ``reduce_dim``
     applies, as in the authors' package), d = the median intrinsic dimension (the package's own count is one
     less, an off-by-one not copied);
@@ -221,67 +235,75 @@ class FeatMAP(Embedder):
 
     def _smooth(self, frames: np.ndarray, knn: np.ndarray, P: Any, d_var: int) -> tuple[np.ndarray, int]:
         """Graph-smoothed frames and the number of iterations run (``smooth_iter`` or the package's stop rule)."""
+        n_aligned = min(2, frames.shape[1])
         if self.smooth_iter is not None:
             n_iter = int(self.smooth_iter)
             if n_iter == 0:
                 return frames.copy(), 0
-            return smooth_frames(frames, knn, P, n_iter, n_aligned=min(2, frames.shape[1])), n_iter
-        current = frames
-        previous = _variation_norms(current, d_var)
-        calm = 0
-        for it in range(1, SMOOTH_MAX_ITER + 1):
-            current = smooth_frames(current, knn, P, 1, n_aligned=min(2, frames.shape[1]))
-            norms = _variation_norms(current, d_var)
-            change = np.linalg.norm(norms - previous) / max(np.linalg.norm(previous), 1e-12)
-            previous = norms
-            calm = calm + 1 if change <= SMOOTH_TOL else 0
-            if calm >= SMOOTH_PATIENCE:
-                return current, it
-        return current, SMOOTH_MAX_ITER
+            return smooth_frames(frames, knn, P, n_iter, n_aligned=n_aligned), n_iter
+        state = {"previous": _variation_norms(frames, d_var), "calm": 0, "iterations": 0}
 
-    def _tangent_embedding(self, aligned: np.ndarray, smoothed: np.ndarray) -> np.ndarray:
+        def settled(current: np.ndarray) -> bool:
+            norms = _variation_norms(current, d_var)
+            change = np.linalg.norm(norms - state["previous"]) / max(np.linalg.norm(state["previous"]), 1e-12)
+            state["previous"] = norms
+            state["calm"] = state["calm"] + 1 if change <= SMOOTH_TOL else 0
+            state["iterations"] += 1
+            return state["calm"] >= SMOOTH_PATIENCE
+
+        out = smooth_frames(frames, knn, P, SMOOTH_MAX_ITER, n_aligned=n_aligned, stop=settled)
+        return out, state["iterations"]
+
+    def _tangent_embedding(self, aligned: np.ndarray, smoothed: Future | None) -> np.ndarray:
+        """The embedded frames V^e (m, 2, 2) of ``tangent_embed``; ``smoothed`` (a Future of the smoothed frames)
+        is waited for by ``"umap_per_direction"`` only."""
         m = aligned.shape[0]
         if self.tangent_embed == "identity":
             return np.tile(np.eye(2), (m, 1, 1))
         if self.tangent_embed == "tsne_flat":
+            from sklearn.decomposition import PCA
+
             flat = aligned[:, :2, :].reshape(m, -1).astype(np.float64)
             norm = np.linalg.norm(flat, axis=1, keepdims=True)
             flat = np.divide(flat, norm, out=np.zeros_like(flat), where=norm > 0)
+            if flat.shape[1] > TSNE_PCA:
+                flat = PCA(n_components=min(TSNE_PCA, m), random_state=int(self.random_state)).fit_transform(flat)
             perplexity = min(TSNE_PERPLEXITY, (m - 1) / 3.0)
-            tsne = TSNE(perplexity=perplexity, init="pca", random_state=int(self.random_state),
-                        n_jobs=int(self.n_jobs))
+            tsne = TSNE(perplexity=perplexity, init="pca", random_state=int(self.random_state), n_jobs=1)
             out = tsne.fit(Inputs(X=flat)).embedding_
             return frames_from_directions(out - out.mean(axis=0))
-        import warnings
-
-        import umap
         from sklearn.decomposition import PCA
 
         frames = np.empty((m, 2, 2))
         for l in range(2):
-            V = smoothed[:, l, :].astype(np.float64)
+            V = smoothed.result()[:, l, :].astype(np.float64)
             V = PCA(n_components=min(V.shape[1], 50, m), random_state=int(self.random_state)).fit_transform(V)
-            est = umap.UMAP(n_components=2, n_neighbors=int(self.n_neighbors), min_dist=float(self.min_dist),
-                            metric="euclidean", n_epochs=int(self.n_epochs), random_state=int(self.random_state),
-                            n_jobs=1)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
-                u = est.fit_transform(V)
+            u = self._umap(V, int(self.n_epochs), f"tangent embedding (direction {l + 1})")
             norm = np.linalg.norm(u, axis=1, keepdims=True)
             frames[:, l] = np.divide(u, norm, out=np.zeros_like(u, dtype=np.float64), where=norm > 0)
         return frames
 
-    def _variation_embedding(self, norms: np.ndarray) -> np.ndarray:
-        """The authors' variation embedding: umap-learn on the per-feature local norms of the smoothed frames."""
-        import warnings
+    def _umap(self, Z: np.ndarray, n_epochs: int, name: str) -> np.ndarray:
+        """UMAP of ``Z`` (the estimator's n_neighbors, min_dist, spread, seed; spectral start; no correlation term)
+        by the same graph and layout code as featMAP's own layout: with λ = 0 that code is umap-learn's algorithm
+        (its epoch bit for bit), and its kernel releases the GIL, so it can run beside the main layout."""
+        from umap.umap_ import find_ab_params
 
-        import umap
+        a, b = find_ab_params(float(self.spread), float(self.min_dist))
+        graph = fuzzy_graph(np.ascontiguousarray(Z, dtype=np.float64), int(self.n_neighbors),
+                            random_state=int(self.random_state), n_jobs=1)
+        edges = umap_edges(graph.P, n_epochs)
+        rs = np.random.RandomState(int(self.random_state))
+        Y0 = initial_layout(Z, edges, "spectral", rs)
+        Y = optimize_layout(Y0, edges, n_epochs, a, b, rng_state_from(rs), name=name, log_every=0)
+        return np.ascontiguousarray(Y, dtype=np.float64)
 
-        est = umap.UMAP(n_components=2, n_neighbors=int(self.n_neighbors), min_dist=float(self.min_dist),
-                        spread=float(self.spread), metric="euclidean", random_state=int(self.random_state), n_jobs=1)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
-            return np.ascontiguousarray(est.fit_transform(norms.astype(np.float64)), dtype=np.float64)
+    def _variation_embedding(self, smoothed: Future, d_var: int) -> np.ndarray:
+        """The authors' variation embedding: UMAP (umap-learn's default epochs: 500 up to 10,000 points, else 200)
+        of the per-feature local norms of the smoothed frames."""
+        norms = _variation_norms(smoothed.result(), d_var)
+        return self._umap(norms, VARIATION_EPOCHS_SMALL if norms.shape[0] <= 10_000 else VARIATION_EPOCHS_LARGE,
+                          "variation embedding")
 
     # ------------------------------------------------------------------------------------------------------------
     def fit(self, inputs: Inputs) -> "FeatMAP":
@@ -311,7 +333,7 @@ class FeatMAP(Embedder):
         P, knn = graph.P, graph.knn_indices
         phase("fuzzy graph (k = %d, %d edges)", k, P.nnz)
 
-        sv, frames = local_svd(Xp, knn, P, n_frames=min(k - 1, p))
+        sv, frames = local_svd(Xp, knn, P, n_frames=min(k - 1, p), n_jobs=int(self.n_jobs))
         sv = np.asarray(sv, dtype=np.float64)
         self.singular_values_ = sv
         self.intrinsic_dim_ = np.asarray(intrinsic_dimension(sv, tau=INTRINSIC_TAU))
@@ -320,45 +342,83 @@ class FeatMAP(Embedder):
         frames = align_signs(frames, knn, root=0)
         phase("local SVD: median intrinsic dimension %d", int(np.median(self.intrinsic_dim_)))
 
-        smoothed, self.smooth_iter_ = self._smooth(frames, knn, P, d_var)
-        phase("frames smoothed (%d iterations)", self.smooth_iter_)
-
-        self.frame_embedding_ = self._tangent_embedding(frames, smoothed)
-        phase("tangent embedding (%s)", self.tangent_embed)
-
+        # Five stages, run on n_jobs threads (the tasks are independent but for the waits noted; every stage is
+        # single-threaded and seeded, so their results depend neither on n_jobs nor on timing): the tangent embedding,
+        # the frame smoothing, the layout (which waits for the tangent embedding only when the correlation term
+        # switches on, after its first (1 − q)·n_epochs epochs), the variation embedding (after the smoothing) and the
+        # feature importance and loadings (after the tangent embedding).
+        # Submitted in an order in which every task's inputs come from tasks submitted before it or are not
+        # waited for, so one thread runs them one after the other without deadlock.
         r_o, r_o_std = original_radii(sv, 2)
         edges = umap_edges(P, int(self.n_epochs))
         rs = np.random.RandomState(seed)
         Y0 = initial_layout(Xp, edges, self.init, rs)
         rng_state = rng_state_from(rs)
-        term = None
-        if self.feat_lambda > 0 and self.feat_frac > 0:
-            term = AnisotropicTerm(frames=self.frame_embedding_, r_o=r_o_std, lam=float(self.feat_lambda),
-                                   frac=float(self.feat_frac), var_shift=float(self.var_shift))
-        phase("initial layout (%s), %d scheduled edges", self.init, edges.n_edges)
-        Y = optimize_layout(Y0, edges, int(self.n_epochs), a, b, rng_state, learning_rate=float(self.learning_rate),
-                            negative_sample_rate=int(self.negative_sample_rate), anisotropic=term, name="featmap")
-        self.embedding_ = np.ascontiguousarray(Y, dtype=np.float64)
-        phase("layout done (%d epochs)", self.n_epochs)
+        phase("initial layout (%s), %d scheduled edges; %d thread(s) for the stages", self.init, edges.n_edges,
+              int(self.n_jobs))
+
+        def smooth() -> np.ndarray:
+            out, self.smooth_iter_ = self._smooth(frames, knn, P, d_var)
+            phase("frames smoothed (%d iterations)", self.smooth_iter_)
+            return out
+
+        def tangent() -> np.ndarray:
+            out = self._tangent_embedding(frames, smoothing if self.tangent_embed == "umap_per_direction" else None)
+            phase("tangent embedding (%s)", self.tangent_embed)
+            return out
+
+        def layout() -> np.ndarray:
+            term = None
+            if self.feat_lambda > 0 and self.feat_frac > 0:
+                term = AnisotropicTerm(frames=embedded, r_o=r_o_std, lam=float(self.feat_lambda),
+                                       frac=float(self.feat_frac), var_shift=float(self.var_shift))
+            out = optimize_layout(Y0, edges, int(self.n_epochs), a, b, rng_state,
+                                  learning_rate=float(self.learning_rate),
+                                  negative_sample_rate=int(self.negative_sample_rate), anisotropic=term,
+                                  name="featmap")
+            phase("layout done (%d epochs)", self.n_epochs)
+            return out
+
+        def variation() -> np.ndarray:
+            out = self._variation_embedding(smoothing, d_var)
+            phase("variation embedding")
+            return out
+
+        top = frames[:, :2]
+
+        def explain() -> tuple[np.ndarray, np.ndarray]:
+            importance = np.empty((m, n), dtype=np.float32)
+            loadings = np.empty((m, n, 2), dtype=np.float32)
+            frame_embedding = embedded.result()
+            for start in range(0, m, OUTPUT_BLOCK):  # blocks keep the float64 temporaries at O(block·n)
+                rows = slice(start, min(m, start + OUTPUT_BLOCK))
+                importance[rows] = feature_importance(top[rows], components=Vt, d=2)
+                loadings[rows] = feature_loadings(top[rows], frame_embedding[rows], components=Vt)
+            phase("feature importance and loadings (%d features)", n)
+            return importance, loadings
+
+        with ThreadPoolExecutor(max_workers=int(self.n_jobs), thread_name_prefix="featmap") as pool:
+            if self.tangent_embed == "umap_per_direction":  # it reads the smoothed frames
+                smoothing = pool.submit(smooth)
+                embedded = pool.submit(tangent)
+            else:
+                embedded = pool.submit(tangent)
+                smoothing = pool.submit(smooth)
+            laid_out = pool.submit(layout)
+            varied = pool.submit(variation)
+            explained = pool.submit(explain)
+            self.frame_embedding_ = embedded.result()
+            smoothed = smoothing.result()
+            self.embedding_ = np.ascontiguousarray(laid_out.result(), dtype=np.float64)
+            self.variation_embedding_ = varied.result()
+            self.feature_importance_, self.feature_loadings_ = explained.result()
 
         _, _, r_e = embedded_radii(self.embedding_, edges.head, edges.tail, self.frame_embedding_, a, b)
         self.radius_original_ = r_o
         self.radius_embedded_ = r_e
         self.radius_correlation_ = radius_correlation(r_o, r_e)
-
-        top = frames[:, :2]
         self.tangent_frames_ = top.astype(np.float32)
         self.smoothed_frames_ = np.ascontiguousarray(smoothed[:, :2], dtype=np.float32)
         self.components_ = (np.zeros((0, n)) if Vt is None else np.asarray(Vt, dtype=np.float64))
-        self.feature_importance_ = np.empty((m, n), dtype=np.float32)
-        self.feature_loadings_ = np.empty((m, n, 2), dtype=np.float32)
-        for start in range(0, m, OUTPUT_BLOCK):  # blocks keep the float64 temporaries at O(block·n)
-            rows = slice(start, min(m, start + OUTPUT_BLOCK))
-            self.feature_importance_[rows] = feature_importance(top[rows], components=Vt, d=2)
-            self.feature_loadings_[rows] = feature_loadings(top[rows], self.frame_embedding_[rows], components=Vt)
-        phase("feature importance and loadings (%d features)", n)
-
-        self.variation_embedding_ = self._variation_embedding(_variation_norms(smoothed, d_var))
-        phase("variation embedding; radius correlation per direction %s",
-              np.array2string(self.radius_correlation_, precision=3))
+        phase("radius correlation per direction %s", np.array2string(self.radius_correlation_, precision=3))
         return self

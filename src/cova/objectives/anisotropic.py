@@ -56,7 +56,8 @@ authors' package is a fork of umap-learn that is not a dependency of the pipelin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -77,18 +78,27 @@ FLAT_RELATIVE = 1e-6
 class AnisotropicTerm:
     """What the SGD needs to add −λ·Corr(r^o, r^e) (featMAP Eq. 17) in its last ``frac`` of epochs.
 
-    frames : (m, L, 2) float64 embedded frames, ``frames[i, l]`` = v^e_il (unit vectors).
+    frames : (m, L, 2) float64 embedded frames, ``frames[i, l]`` = v^e_il (unit vectors), or a
+        :class:`concurrent.futures.Future` of them (:meth:`resolved` waits for it).
     r_o : (m, L) standardised original log radii r̃^o (:func:`original_radii`).
     lam : λ ≥ 0 (0: the term is never switched on).
     frac : q ∈ [0, 1], the fraction of final epochs in which the term is on.
     var_shift : added to Var(r^e) in the Pearson denominator.
     """
 
-    frames: np.ndarray
+    frames: np.ndarray | Future
     r_o: np.ndarray
     lam: float
     frac: float
     var_shift: float = 0.1
+
+    def resolved(self, m: int, dim: int) -> "AnisotropicTerm":
+        """This term with its frames as a checked (m, L, dim) float64 array (a pending Future is waited for)."""
+        frames = self.frames.result() if isinstance(self.frames, Future) else self.frames
+        frames = np.asarray(frames)
+        if frames.ndim != 3 or frames.shape[0] != m or frames.shape[2] != dim:
+            raise ValueError(f"the anisotropic frames must be (m, L, dim) = ({m}, L, {dim}), got {frames.shape}")
+        return replace(self, frames=np.ascontiguousarray(frames, dtype=np.float64))
 
     def active(self, epoch: int, n_epochs: int) -> bool:
         """Whether the term is on in 0-based ``epoch``: λ > 0 and (epoch + 1)/n_epochs > 1 − q (densMAP's rule)."""

@@ -24,7 +24,8 @@ Why not umap-learn's optimiser: its only extra term is densMAP's isotropic radiu
 radii need the frames V^e_i inside the edge loop. The kernel below restates umap-learn's epoch (same arithmetic
 in float32 positions, same random stream) so that the λ = 0 path stays UMAP; the tests compare the two.
 
-Single-threaded numba (``cache=True``, no ``parallel``): deterministic for a fixed seed. The UMAP part is compiled
+Single-threaded numba (``cache=True``, no ``parallel``): deterministic for a fixed seed. The epoch kernel releases
+the GIL, so a caller may run other work (featMAP's tangent embedding) in another thread meanwhile. The UMAP part is compiled
 with ``fastmath`` as umap-learn compiles it; with the same graph, initial layout and random state the λ = 0 layout
 is bit for bit umap-learn's (tested). Memory O(E) for the edge
 arrays and O(m·L) for the frozen statistics; time O(n_epochs · E · (1 + negative_sample_rate)).
@@ -155,7 +156,7 @@ def _rdist(x, y):  # pragma: no cover - jit
     return result
 
 
-@numba.njit(cache=True, fastmath=True)
+@numba.njit(cache=True, fastmath=True, nogil=True)
 def _epoch(Y, head, tail, n_vertices, epochs_per_sample, a, b, rng_state_per_sample, gamma, alpha,
            epochs_per_negative_sample, epoch_of_next_negative_sample, epoch_of_next_sample, n,
            corr_on, corr_scale, weight, frames, W, R, corr_weight, corr_std):  # pragma: no cover - jit
@@ -223,6 +224,8 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     """Run ``n_epochs`` epochs of UMAP's SGD (featMAP's with ``anisotropic``) from ``Y`` and return the layout
     (float32, (m, dim); ``Y`` is copied, not modified).
 
+    ``anisotropic.frames`` may be a :class:`concurrent.futures.Future`: it is waited for only when the term switches
+    on, so the embedded frames can be computed while the first epochs run.
     ``rng_state``: the 3 int64 words of the negative-sampling stream (:func:`rng_state_from`). Each vertex gets its
     own stream seeded from it and the bits of its first initial coordinate (umap-learn's rule). One log line every
     ``log_every`` epochs (and when the anisotropic term switches on).
@@ -250,10 +253,6 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     corr_weight = np.zeros((1, 1))
     corr_std = np.ones(1)
     if anisotropic is not None:
-        if anisotropic.frames.shape[0] != m or anisotropic.frames.shape[2] != Y.shape[1]:
-            raise ValueError(f"the anisotropic frames must be (m, L, dim) = ({m}, L, {Y.shape[1]}), got "
-                             f"{anisotropic.frames.shape}")
-        frames = np.ascontiguousarray(anisotropic.frames, dtype=np.float64)
         corr_scale = float(anisotropic.lam) * float(edges.weight.sum()) / m
     head = edges.head.astype(np.int64)
     tail = edges.tail.astype(np.int64)
@@ -262,6 +261,9 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     for n in range(n_epochs):
         corr_on = anisotropic is not None and anisotropic.active(n, n_epochs)
         if corr_on:
+            if not was_on:  # the frames may still be computed elsewhere (a Future): wait for them only now
+                anisotropic = anisotropic.resolved(m, Y.shape[1])
+                frames = anisotropic.frames
             W, R, stats = epoch_statistics(Y, head, tail, anisotropic, a, b)
             corr_weight, corr_std = stats.weight, stats.std
             if not was_on:
