@@ -33,8 +33,8 @@ Tangent embedding modes (``tangent_embed``):
   cosine-metric t-SNE such as openTSNE's would square the cosine distance in the kernel; the neighbour sets are
   the same). Above 50 dimensions the normalised rows are reduced to their first 50 principal components before the
   t-SNE (:data:`TSNE_PCA`), as t-SNE inputs usually are and as the authors reduce the frames before their own
-  tangent embedding; the paper gives no t-SNE settings. The 90° completion of the single t-SNE direction into an orthonormal frame is our assumption (the
-  paper's Eq. 8 needs a d'×d' frame);
+  tangent embedding; the paper gives no t-SNE settings. The 90° completion of the single t-SNE direction into an
+  orthonormal frame is our assumption (the paper's Eq. 8 needs a d'×d' frame);
 - ``"umap_per_direction"`` (the authors' package featuremap 0.0.5): for l = 1, 2, PCA (≤ 50 components) of the
   smoothed v_il over all points, then UMAP (our layout code at λ = 0, umap-learn's algorithm) to 2-D with the
   estimator's n_neighbors / min_dist / n_epochs, rows normalised (not centred, as the package does); the two
@@ -257,12 +257,12 @@ class FeatMAP(Embedder):
     def _tangent_embedding(self, aligned: np.ndarray, smoothed: Future | None) -> np.ndarray:
         """The embedded frames V^e (m, 2, 2) of ``tangent_embed``; ``smoothed`` (a Future of the smoothed frames)
         is waited for by ``"umap_per_direction"`` only."""
+        from sklearn.decomposition import PCA
+
         m = aligned.shape[0]
         if self.tangent_embed == "identity":
             return np.tile(np.eye(2), (m, 1, 1))
         if self.tangent_embed == "tsne_flat":
-            from sklearn.decomposition import PCA
-
             flat = aligned[:, :2, :].reshape(m, -1).astype(np.float64)
             norm = np.linalg.norm(flat, axis=1, keepdims=True)
             flat = np.divide(flat, norm, out=np.zeros_like(flat), where=norm > 0)
@@ -272,8 +272,6 @@ class FeatMAP(Embedder):
             tsne = TSNE(perplexity=perplexity, init="pca", random_state=int(self.random_state), n_jobs=1)
             out = tsne.fit(Inputs(X=flat)).embedding_
             return frames_from_directions(out - out.mean(axis=0))
-        from sklearn.decomposition import PCA
-
         frames = np.empty((m, 2, 2))
         for l in range(2):
             V = smoothed.result()[:, l, :].astype(np.float64)

@@ -34,6 +34,7 @@ arrays and O(m·L) for the frozen statistics; time O(n_epochs · E · (1 + negat
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future
 
 import numba
 import numpy as np
@@ -254,6 +255,8 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     corr_std = np.ones(1)
     if anisotropic is not None:
         corr_scale = float(anisotropic.lam) * float(edges.weight.sum()) / m
+        if not isinstance(anisotropic.frames, Future):  # frames at hand are checked before any epoch runs
+            anisotropic = anisotropic.resolved(m, Y.shape[1])
     head = edges.head.astype(np.int64)
     tail = edges.tail.astype(np.int64)
     alpha = float(learning_rate)
