@@ -423,6 +423,20 @@ def test_nca_subsamples_training_set(small):
     assert not np.array_equal(est.train_indices_, other.train_indices_)
 
 
+def test_nca_transform_maps_new_samples_as_scikit_learn_does(small):
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    est = NCA(max_iter=10, random_state=0).fit(small)
+    np.testing.assert_array_equal(est.transform(small.X), est.embedding_)
+    ref = NeighborhoodComponentsAnalysis(n_components=2, max_iter=10, random_state=0).fit(small.X, small.labels)
+    new = small.X[:5] + 0.5
+    np.testing.assert_allclose(est.transform(new), ref.transform(new), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="columns"):
+        est.transform(small.X[:, :2])
+    with pytest.raises(ValueError, match="not fitted"):
+        NCA().transform(small.X)
+
+
 @pytest.mark.parametrize("est, match", [
     (SNE(neighbors="some"), "neighbors"),
     (SNE(learning_rate=-1.0), "learning_rate"),

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -74,6 +75,7 @@ def test_dry_run_lists_the_dag(tmp_path):
     assert jobs["fetch"] == 4  # compound, cora, worldtrade and mnist (featMAP Fig. 6), the real data of the CI config
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and "scatter" not in jobs  # score draws it
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1 and jobs["timings"] == 1
+    assert jobs["paper_gaps"] == 1 and plan.reference_experiments()  # the CI config compares with the papers
 
 
 def test_lint_reports_nothing(tmp_path):
@@ -98,6 +100,13 @@ def test_outputs_exist(first_run):
     assert degenerate and all(",nan," in line or line.endswith(",nan") for line in degenerate)
     assert len(list(first_run.glob("results/*/*/*/*/scatter.png"))) == len(table) - 1
     assert list(first_run.glob("results/**/.*.npz")) == []  # no temporary file left behind
+    # every number flagged in an experiment's table is in the gap table, with a cause or "unexplained"
+    gaps = pd.read_csv(first_run / "results/tables/paper_gaps.csv")
+    flagged = 0
+    for name in plan.reference_experiments():
+        column = pd.read_csv(first_run / plan.experiment_outputs(name)["csv"]).get("off_by_more_than_10_points")
+        flagged += sum(len(v.split("; ")) for v in column.dropna()) if column is not None else 0
+    assert len(gaps) == flagged and gaps["cause"].notna().all()
 
 
 def test_every_job_leaves_a_benchmark_file_and_the_time_table_counts_them(first_run):
@@ -162,9 +171,10 @@ def test_changing_a_parameter_reruns_only_its_dependents(first_run):
     jobs = job_stats(snakemake(first_run, "-n", "--configfile", "changed.yaml").stdout)
     plan = Plan(config)
     runs_with_e1 = sum(entry == "e1_a0.1" for _, _, entry in plan.runs())
-    experiments = sum(any(e == "e1_a0.1" for _, _, e in plan.experiment_runs(n)) for n in plan.experiments)
+    rerun = [n for n in plan.experiments if any(e == "e1_a0.1" for _, _, e in plan.experiment_runs(n))]
+    gaps = {"paper_gaps": 1} if set(rerun) & set(plan.reference_experiments()) else {}
     assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scores_table": 1, "cova_fig1": 1,
-                    "experiment": experiments, "timings": 1, "timing_plan": 1, "all": 1}
+                    "experiment": len(rerun), "timings": 1, "timing_plan": 1, "all": 1, **gaps}
 
 
 def test_report_holds_every_figure_and_table(first_run):
@@ -174,6 +184,7 @@ def test_report_holds_every_figure_and_table(first_run):
     assert "scores.csv" in html and "scores.html" in html
     assert html.count("scatter.png") >= 1
     assert "timings.png" in html and "timings.html" in html
+    assert "paper_gaps.html" in html
 
 
 def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):

@@ -186,6 +186,15 @@ def cmd_experiment(a: argparse.Namespace) -> None:
     render(spec, {"png": a.png, "csv": a.csv, "html": a.html})
 
 
+def cmd_gaps(a: argparse.Namespace) -> None:
+    from .experiments.gaps import UNEXPLAINED, write_paper_gaps
+
+    experiments = _json(a.experiments)
+    table = write_paper_gaps(experiments, a.csv, a.html)
+    log.info("%d numbers more than the threshold from the papers' in %d experiments; %d unexplained", len(table),
+             len(experiments), int((table["cause"] == UNEXPLAINED).sum()))
+
+
 def cmd_fig1(a: argparse.Namespace) -> None:
     from .experiments.cova.fig1 import render_fig1
 
@@ -218,6 +227,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     "datasets-table": ("summarise the processed datasets", cmd_datasets_table, ["info", "csv", "html"], {}),
     "experiment": ("render a paper figure/table from scored runs", cmd_experiment, ["spec", "png", "csv", "html"],
                    {}),
+    "gaps": ("table of our numbers far from the papers' and their causes", cmd_gaps, ["experiments", "csv", "html"],
+             {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
     "timings": ("per-rule and per-experiment time table and plot from the jobs' benchmark files", cmd_timings,

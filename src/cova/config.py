@@ -446,6 +446,7 @@ def make_id(name: str, payload: Any) -> str:
 #: Where every job's Snakemake ``benchmark:`` file goes: ``{BENCHMARK_DIR}/{rule}/...{wildcards}.tsv``.
 BENCHMARK_DIR = "results/benchmarks/jobs"
 #: The per-rule / per-experiment time table of the whole run (rule ``timings``).
+PAPER_GAPS_OUTPUTS = {"csv": "results/tables/paper_gaps.csv", "html": "results/tables/paper_gaps.html"}
 TIMINGS_OUTPUTS = {"csv": "results/tables/timings.csv", "html": "results/tables/timings.html",
                    "png": "results/tables/timings.png"}
 
@@ -686,7 +687,17 @@ class Plan:
             targets.append("results/paper/cova/fig1.png")
         for name in self.experiments:
             targets.extend(self.experiment_outputs(name).values())
+        if self.reference_experiments():
+            targets.extend(PAPER_GAPS_OUTPUTS.values())
         return targets
+
+    def reference_experiments(self) -> dict[str, dict[str, str]]:
+        """The experiments that compare with numbers printed in a paper (``reference:``): their reference key
+        and table, what the table of flagged numbers (rule ``paper_gaps``) reads."""
+        from .experiments.reference import REFERENCE
+
+        return {name: {"reference": e["reference"], "csv": self.experiment_outputs(name)["csv"]}
+                for name, e in self.experiments.items() if e.get("reference") in REFERENCE}
 
     def all_targets(self, timings: bool = True) -> list[str]:
         """Everything ``snakemake all`` builds; with ``timings`` also the per-rule time table, which reads the

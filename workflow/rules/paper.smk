@@ -73,3 +73,30 @@ rule experiment:
     shell:
         "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
         " --html {output.html} 2> {log}"
+
+
+rule paper_gaps:
+    input:
+        [e["csv"] for e in PLAN.reference_experiments().values()],
+    output:
+        csv="results/tables/paper_gaps.csv",
+        html=report(
+            "results/tables/paper_gaps.html",
+            caption="../report/paper_gaps.rst",
+            category="Tables",
+            labels={"table": "paper vs ours: flagged numbers and causes"},
+        ),
+    params:
+        experiments=as_json(PLAN.reference_experiments()),
+    log:
+        "results/logs/tables/paper_gaps.log",
+    benchmark:
+        "results/benchmarks/jobs/paper_gaps.tsv"
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "python -m cova --threads {threads} gaps --experiments {params.experiments:q} --csv {output.csv}"
+        " --html {output.html} 2> {log}"

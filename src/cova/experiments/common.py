@@ -24,13 +24,15 @@ from ..metrics.summary import SCORE_KEYS
 from ..viz.tables import write_csv_atomic, write_html_atomic
 from .reference import REFERENCE
 
-__all__ = ["DEFAULT_SCORES", "DEVIATION_POINTS", "RECORD_SCORES", "RunLoader", "run_scores", "records",
-           "with_reference", "write_tables", "findings_note"]
+__all__ = ["DEFAULT_SCORES", "DEVIATION_COLUMN", "DEVIATION_POINTS", "RECORD_SCORES", "RunLoader", "run_scores",
+           "records", "is_deviation", "flag_deviations", "with_reference", "write_tables", "findings_note"]
 
 #: Scores shown when an experiment does not list its own.
 DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
 #: A score more than this many percentage points from the paper's printed value is named in the tables.
 DEVIATION_POINTS = 10.0
+#: The column of :func:`flag_deviations`.
+DEVIATION_COLUMN = f"off_by_more_than_{DEVIATION_POINTS:g}_points"
 #: The scores every record of :func:`records` carries (the results table's; NaN where a run lacks one).
 RECORD_SCORES = tuple(SCORE_KEYS)
 
@@ -95,9 +97,19 @@ def with_reference(table: pd.DataFrame, key: str | None, scores: list[str]) -> p
     for s in scores:
         table[f"paper_{s}"] = [rows.get((d, m, lv), rows.get((d, m), {})).get(s, np.nan)
                                for d, m, lv in zip(table.dataset, table.method, lam)]
-    far = [[f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
-            if abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS] for _, r in table.iterrows()]
-    table[f"off_by_more_than_{DEVIATION_POINTS:g}_points"] = ["; ".join(f) for f in far]
+    return flag_deviations(table, scores)
+
+
+def is_deviation(ours: float, paper: float) -> bool:
+    """Whether our score (a fraction) is more than :data:`DEVIATION_POINTS` points from the paper's (percent)."""
+    return bool(np.isfinite(ours) and np.isfinite(paper) and abs(100 * ours - paper) > DEVIATION_POINTS)
+
+
+def flag_deviations(table: pd.DataFrame, scores: list[str]) -> pd.DataFrame:
+    """Add the column naming, per row, every score in ``scores`` that :func:`is_deviation` from its ``paper_*``
+    column (``paper.report`` collects them, with their causes, in ``results/tables/paper_gaps.html``)."""
+    table[DEVIATION_COLUMN] = ["; ".join(f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
+                                         if is_deviation(r[s], r[f"paper_{s}"])) for _, r in table.iterrows()]
     return table
 
 

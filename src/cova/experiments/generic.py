@@ -35,7 +35,8 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
             row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, emb.placed_or_none,
                                     f"{run['dataset']}: {run['entry']}\n"
                                     f"{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"))
-        rows.append(row)
+        n_cols = int(spec.get("n_cols") or len(row))
+        rows.extend(row[i:i + n_cols] for i in range(0, len(row), n_cols))
     save_figure(scatter_grid_figure(rows, spec.get("title", spec["name"])), path)
 
 
@@ -48,7 +49,7 @@ def score_table(spec: dict[str, Any], out: dict[str, str]) -> None:
 
 
 def scatter_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """One cohort scatter per run, one row per dataset."""
+    """One cohort scatter per run, one row per dataset (wrapped after ``n_cols`` panels if the experiment sets it)."""
     table = records(spec)
     write_tables(spec, table, out)
     _scatter_grid(spec, table, out["png"])

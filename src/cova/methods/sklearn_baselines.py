@@ -238,6 +238,7 @@ class NCA(Embedder):
     and of scikit-learn's (random-init only) start.
 
     Attributes: embedding_, components_ (n_components, d), train_indices_ (sorted indices used for training).
+    ``transform(X)`` maps new samples with the learnt projection.
     """
 
     required_inputs = ("X", "labels")
@@ -283,6 +284,16 @@ class NCA(Embedder):
         self.components_ = _as_embedding(est.components_)
         self.embedding_ = _as_embedding(est.transform(X))
         return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Out-of-sample embedding X Lᵀ with the learnt linear map L (``components_``; scikit-learn's
+        ``transform``), so NCA runs on inputs with a train/test split (COVA Fig. 7's baseline)."""
+        if not hasattr(self, "components_"):
+            raise ValueError("NCA is not fitted yet; call fit first")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.components_.shape[1]:
+            raise ValueError(f"X must have {self.components_.shape[1]} columns, got shape {X.shape}")
+        return _as_embedding(X @ self.components_.T)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from ...viz.links import LinkPanel, PrototypeLinkPanel, link_panels_figure
 from ...viz.scatter import format_scores
 from ...viz.sweeps import sweep_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import DEVIATION_POINTS, RunLoader, records, write_tables
+from ..common import RunLoader, flag_deviations, records, write_tables
 from ..reference import REFERENCE
 
 __all__ = ["link_panels", "reference_sweep"]
@@ -149,9 +149,6 @@ def reference_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     for s in scores:
         table[f"paper_{s}"] = [ref_rows.get((d, m, float(v)), {}).get(s, np.nan)
                                for d, m, v in zip(table.dataset, table.method, table[x])]
-    table[f"off_by_more_than_{DEVIATION_POINTS:g}_points"] = [
-        "; ".join(f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
-                  if np.isfinite(r[f"paper_{s}"]) and abs(100 * r[s] - r[f"paper_{s}"]) > DEVIATION_POINTS)
-        for _, r in table.iterrows()]
+    flag_deviations(table, scores)
     write_tables(spec, table, out)
     save_figure(sweep_figure(table, x, scores, spec.get("title", spec["name"])), out["png"])
