@@ -99,3 +99,4 @@ def test_the_other_reading_can_come_from_an_experiment_that_reruns_the_same_runs
     assert eigen.other_reading == 85.0 and eigen.other_reading_from == "rho" and eigen.cause == "scale"
     p1 = gaps[(gaps.experiment == "h2") & (gaps.method == "cova_p1") & (gaps.score == "s_c")].iloc[0]
     assert p1.cause == UNEXPLAINED and np.isnan(p1.other_reading)  # P1 S_c 70.0 vs 89.2: flagged, no cause
+    assert set(gaps.experiment) == {"h2"}  # the reading experiment's own flags are not listed again

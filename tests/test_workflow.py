@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from cova.config import Plan, resolve_overlay
+from cova.experiments.gaps import reading_experiments
 from snakemake_output import job_stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +104,7 @@ def test_outputs_exist(first_run):
     # every number flagged in an experiment's table is in the gap table, with a cause or "unexplained"
     gaps = pd.read_csv(first_run / "results/tables/paper_gaps.csv")
     flagged = 0
-    for name in plan.reference_experiments():
+    for name in set(plan.reference_experiments()) - reading_experiments():
         column = pd.read_csv(first_run / plan.experiment_outputs(name)["csv"]).get("off_by_more_than_10_points")
         flagged += sum(len(v.split("; ")) for v in column.dropna()) if column is not None else 0
     assert len(gaps) == flagged and gaps["cause"].notna().all()
