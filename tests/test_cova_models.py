@@ -444,6 +444,28 @@ def test_p_model_sgd_batches(blobs, model):
     assert s_c(sgd.embedding_, blobs.labels, blobs.prototypes) >= 0.9
 
 
+@pytest.mark.parametrize("feasible_set", ["stiefel", "b_orthogonal"])
+def test_embedding_models_on_the_constrained_feasible_sets_of_appendix_c(blobs, feasible_set):
+    """E2 with α = 0 (O_KL^(L) alone, COVA Fig. C.1) on M₁ (ZᵀZ = I) and M₂ (ZᵀBZ = I, B = 𝐃(W/ΣW)): the result
+    lies on the set, f never rises, and it is lower than at the start."""
+    est = CovaE2(alpha=0.0, feasible_set=feasible_set, max_iter=200).fit(blobs)
+    Z = est.embedding_
+    b = np.ones(len(Z)) if feasible_set == "stiefel" else np.asarray(blobs.W.sum(axis=1)).ravel() / blobs.W.sum()
+    np.testing.assert_allclose(Z.T @ (b[:, None] * Z), np.eye(2), atol=1e-10)
+    assert est.optimizer_ == "armijo" and np.all(np.diff(est.objective_history_) <= 0)
+    assert est.objective_history_[-1] < est.objective_history_[0]
+    with pytest.raises(ValueError, match="Armijo"):
+        CovaE2(alpha=0.0, feasible_set=feasible_set, optimizer="momentum").fit(blobs)
+
+
+def test_full_rank_is_the_default_feasible_set(blobs):
+    default = CovaE2(alpha=0.5, max_iter=50).fit(blobs).embedding_
+    explicit = CovaE2(alpha=0.5, max_iter=50, feasible_set="full_rank").fit(blobs).embedding_
+    np.testing.assert_array_equal(default, explicit)
+    with pytest.raises(ValueError, match="feasible_set"):
+        CovaE2(feasible_set="sphere").fit(blobs)
+
+
 def test_verbose_logs_progress(blobs, caplog):
     with caplog.at_level(logging.INFO, logger="cova"):
         CovaE2(alpha=0.5, max_iter=120, gtol=0.0, verbose=True).fit(blobs)

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse as sp
 
-from cova.manifolds import batch_inputs, noncompact_stiefel, riemannian_gradient_descent, sgd_batches, stiefel
+from cova.manifolds import (
+    GeneralizedStiefel,
+    batch_inputs,
+    noncompact_stiefel,
+    riemannian_gradient_descent,
+    sgd_batches,
+    stiefel,
+)
 from cova.objectives import o_dist_c, o_dist_l, o_kl_c, o_kl_l, objective_on_projection
 
 K_TILDE, K = 12, 2
@@ -182,6 +190,75 @@ def test_stiefel_gd_finds_smallest_eigenvalues(name):
     assert abs(res.fun - 2.5) <= 1e-8
     assert orth_err(res.x) <= 1e-12
     assert np.all(np.diff(res.history) <= 0)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Generalised Stiefel manifold {ZᵀBZ = I} (COVA Appendix C, M₂)
+# --------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def gstiefel():
+    rng = np.random.default_rng(7)
+    b = rng.uniform(0.2, 3.0, K_TILDE)
+    M = GeneralizedStiefel(b)
+    return M, M.point(rng.normal(size=(K_TILDE, K))), rng
+
+
+def b_orth_err(M, Z):
+    return np.linalg.norm(Z.T @ (M.b[:, None] * Z) - np.eye(Z.shape[1]))
+
+
+def test_generalized_stiefel_point_retraction_and_tangent_space(gstiefel):
+    M, Z, rng = gstiefel
+    assert b_orth_err(M, Z) <= 1e-12
+    G = rng.normal(size=Z.shape)
+    xi = M.project(Z, G)
+    B = M.b[:, None]
+    assert np.linalg.norm(Z.T @ (B * xi) + xi.T @ (B * Z)) <= 1e-12  # tangent: ZᵀBξ + ξᵀBZ = 0
+    assert b_orth_err(M, M.retract(Z, xi)) <= 1e-12
+    np.testing.assert_allclose(M.retract(Z, np.zeros_like(Z)), Z, atol=1e-13)
+    # first order: R_Z(tξ) = Z + tξ + O(t²)
+    errors = [np.linalg.norm(M.retract(Z, t * xi) - (Z + t * xi)) for t in (1e-2, 1e-3)]
+    assert errors[1] <= errors[0] / 50
+
+
+def test_generalized_stiefel_gradient_is_the_b_metric_riesz_representer(gstiefel):
+    """⟨grad f, η⟩_B = ⟨G, η⟩ for every tangent η, and the Armijo decrease ⟨G, grad f⟩ = ‖grad f‖²_B."""
+    M, Z, rng = gstiefel
+    G = rng.normal(size=Z.shape)
+    rg = M.project(Z, G)
+    eta = M.project(Z, rng.normal(size=Z.shape))
+    assert abs(np.sum(M.b[:, None] * rg * eta) - np.sum(G * eta)) <= 1e-12
+    assert abs(np.sum(G * rg) - M.norm(Z, rg) ** 2) <= 1e-12
+    # and the directional derivative along a tangent curve matches ⟨G, η⟩ (f = tr(ZᵀAZ), G = 2AZ)
+    A = rng.normal(size=(K_TILDE, K_TILDE))
+    A = A + A.T
+    f = lambda X: float(np.sum(X * (A @ X)))  # noqa: E731
+    h = 1e-6
+    numeric = (f(M.retract(Z, h * eta)) - f(M.retract(Z, -h * eta))) / (2 * h)
+    assert abs(numeric - np.sum(2 * A @ Z * eta)) <= 1e-6
+
+
+def test_gd_on_the_generalized_stiefel_manifold_finds_the_smallest_generalized_eigenvalues(gstiefel):
+    """min tr(ZᵀAZ) over ZᵀBZ = I is the sum of the k smallest eigenvalues of A v = λ B v (a closed form)."""
+    M, Z0, rng = gstiefel
+    A = rng.normal(size=(K_TILDE, K_TILDE))
+    A = A @ A.T + np.eye(K_TILDE)
+
+    def fg(Z):
+        AZ = A @ Z
+        return float(np.sum(Z * AZ)), 2 * AZ
+
+    res = riemannian_gradient_descent(fg, Z0, manifold=M, gtol=1e-10, max_iter=5000)
+    expected = scipy.linalg.eigh(A, np.diag(M.b), eigvals_only=True)[:K].sum()
+    assert abs(res.fun - expected) <= 1e-8 * expected
+    assert b_orth_err(M, res.x) <= 1e-12 and np.all(np.diff(res.history) <= 0)
+
+
+def test_generalized_stiefel_refuses_a_b_that_is_not_positive():
+    with pytest.raises(ValueError, match="positive"):
+        GeneralizedStiefel(np.array([1.0, 0.0, 2.0]))
+    with pytest.raises(ValueError, match="rank-deficient"):
+        GeneralizedStiefel(np.ones(4)).point(np.ones((4, 2)))
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ Manifold objects (:class:`~.base.Manifold`: ``project(x, g)``, ``retract(x, u)``
 
 - :class:`~.euclidean.Euclidean`: R^{l×k}, optionally re-centred after every step (SNE, t-SNE, prototypes);
 - :class:`~.noncompact_stiefel.NoncompactStiefel`: R_*^{l×k} for E2–E4 (rank-repairing retraction);
-- :class:`~.stiefel.Stiefel`: St(k̃, k) for P1–P4 (tangent projection, QR and polar retractions);
+- :class:`~.stiefel.Stiefel`: St(k̃, k) for P1–P4 (tangent projection, QR and polar retractions), and the
+  feasible set M₁ of E2–E4 (Appendix C);
+- :class:`~.generalized_stiefel.GeneralizedStiefel`: {ZᵀBZ = I} for a diagonal B, the feasible set M₂ (App. C);
 - :class:`~.sphere.Sphere`: every row on a sphere of a given radius;
 - :class:`~.sphere.CentredSphere`: rows centred on a common sphere of free radius (DOSNES Eqs. 6–8).
 
@@ -15,6 +17,7 @@ search, its SGD-batch variant, and the t-SNE momentum/gains scheme.
 from . import noncompact_stiefel, stiefel
 from .base import FunctionManifold, Manifold
 from .euclidean import Euclidean
+from .generalized_stiefel import GeneralizedStiefel
 from .noncompact_stiefel import NoncompactStiefel
 from .optimize import (
                        GAINS_RULES,
@@ -31,5 +34,5 @@ from .sphere import CentredSphere, Sphere
 from .stiefel import Stiefel
 
 __all__ = ["noncompact_stiefel", "stiefel", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
-           "Stiefel", "Product", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
+           "Stiefel", "GeneralizedStiefel", "Product", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
            "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection"]

@@ -26,8 +26,9 @@ def accepts_keyword(fn: Callable[..., Any], name: str) -> bool:
 
 
 class Manifold:
-    """Base class: ``project(x, g)`` maps an ambient vector to the tangent space at x, ``retract(x, u)`` moves from
-    x along the tangent vector u back onto the manifold.
+    """Base class: ``project(x, g)`` maps a Euclidean gradient to the Riemannian gradient at x (for the embedded
+    metric, the tangent projection), ``retract(x, u)`` moves from x along the tangent vector u back onto the
+    manifold, ``norm(x, u)`` is the metric's norm of a tangent vector.
 
     ``has_rank_check`` is True when ``retract`` takes a ``check_rank`` keyword whose check the solvers should
     schedule (every N_c iterations and at the last, COVA Table F.1); other manifolds ignore the keyword.
@@ -42,6 +43,10 @@ class Manifold:
     def retract(self, x: np.ndarray, u: np.ndarray, *, check_rank: bool = True) -> np.ndarray:
         """Retraction R_x(u)."""
         raise NotImplementedError
+
+    def norm(self, x: np.ndarray, u: np.ndarray) -> float:
+        """The Riemannian norm of the tangent vector u at x (the Frobenius norm for the embedded metric)."""
+        return float(np.linalg.norm(u))
 
 
 class FunctionManifold(Manifold):

@@ -98,10 +98,11 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
     retract, project : instead of ``manifold``, a retraction ``retract(x, ξ[, check_rank])`` and a tangent
         projection (default the identity).
     max_iter : N, the maximum number of steps.
-    gtol : stop when ‖grad‖_F ≤ gtol·‖grad_0‖_F (Riemannian gradient, relative to the initial one).
+    gtol : stop when ‖grad‖ ≤ gtol·‖grad_0‖ (the Riemannian gradient in the manifold's norm, Frobenius for the
+        embedded metric, relative to the initial one).
     rank_check_every : N_c ≥ 1.
     c1, step0, min_step : Armijo line search. The first trial step is ``step0`` (γ_0 = 1); later iterations
-        start from 2·γ_prev; γ is halved until ``f(x_new) ≤ f(x) − c1·γ·‖grad‖²_F``; if γ drops below
+        start from 2·γ_prev; γ is halved until ``f(x_new) ≤ f(x) − c1·γ·‖grad‖²`` (manifold norm); if γ drops below
         ``min_step`` the run stops. f is evaluated at the retracted point, i.e. the point actually kept, so the
         history is non-increasing.
     callback : ``callback(iteration, x, f, grad_norm)`` after every accepted step; a truthy return stops.
@@ -125,7 +126,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
     if not np.isfinite(f):
         raise ValueError("the objective is not finite at x0")
     rg = manifold.project(x, g)
-    gn = float(np.linalg.norm(rg))
+    gn = manifold.norm(x, rg)
     gn0 = gn
     history = [f]
     step = step0
@@ -155,7 +156,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
         x, f, step = x_new, f_new, gamma
         rank_checked = check or not has_rank_check
         rg = manifold.project(x, g_new)
-        gn = float(np.linalg.norm(rg))
+        gn = manifold.norm(x, rg)
         history.append(f)
         n_iter = i + 1
         if log_every and n_iter % log_every == 0:
@@ -170,7 +171,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
             f, g = fun_and_grad(x)
             f = float(f)
             rg = manifold.project(x, g)
-            gn = float(np.linalg.norm(rg))
+            gn = manifold.norm(x, rg)
             history.append(f)
     converged = gn <= gtol * gn0
     log.log(level, "gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",

@@ -16,6 +16,8 @@ from ..affinity.graphs import laplacian_eigenvectors
 from ..cohorts.relation import RelationFeatures
 from ..inputs import Inputs
 from ..manifolds import (
+    GeneralizedStiefel,
+    Manifold,
     NoncompactStiefel,
     Stiefel,
     batch_inputs,
@@ -243,6 +245,8 @@ def cova_objective(Z: np.ndarray, W: sp.spmatrix, R: np.ndarray, prototypes: np.
 
 #: Optimisers of COVA-E2–E4 (``optimizer=``); ``"auto"`` resolves by sample count (:class:`_CovaManifold`).
 OPTIMIZERS = ("auto", "armijo", "momentum")
+#: Feasible sets of COVA-E2–E4 (``feasible_set=``; COVA Appendix C): M, M₁, M₂.
+FEASIBLE_SETS = ("full_rank", "stiefel", "b_orthogonal")
 #: Repulsion back ends of O_KL^(L) (``kl_method=``, :func:`cova.objectives.resolve_repulsion_method`).
 KL_METHODS = {"auto", *REPULSION_METHODS}
 #: k̃ of the relation features: a count (capped at l) or a fraction of l in (0, 1].
@@ -282,6 +286,11 @@ class _CovaManifold(Embedder):
         O_KL^(L) term and is cheap, always resolves to ``"armijo"``).
     learning_rate : η of the momentum optimiser; ``"auto"`` (default) = l / 4, i.e. openTSNE's η = l for its
         gradient, which lacks the factor 4 of Eq. A.34. Ignored by Armijo.
+    feasible_set : where Z lives (COVA Appendix C, Fig. C.1): ``"full_rank"`` (default; M, the noncompact Stiefel
+        manifold of Sec. 3.1.4), ``"stiefel"`` (M₁: ZᵀZ = I) or ``"b_orthogonal"`` (M₂: ZᵀBZ = I with B = 𝐃(W)
+        for W scaled to unit sum, the normalisation O_KL^(L) uses; :class:`~cova.manifolds.GeneralizedStiefel`).
+        The constrained sets run the Armijo optimiser (``optimizer="momentum"`` is refused) from the init mapped
+        onto the set.
     random_state : seed of the init noise / random init / Lanczos start vector.
     verbose : log progress every 100 iterations at INFO (DEBUG otherwise) on the ``"cova"`` logger.
 
@@ -305,6 +314,7 @@ class _CovaManifold(Embedder):
         "kl_method": [StrOptions(KL_METHODS)],
         "optimizer": [StrOptions(set(OPTIMIZERS))],
         "learning_rate": [StrOptions({"auto"}), *POSITIVE],
+        "feasible_set": [StrOptions(set(FEASIBLE_SETS))],
         "random_state": SEED_OR_NONE,
         "verbose": ["boolean"],
     }
@@ -313,7 +323,8 @@ class _CovaManifold(Embedder):
 
     def __init__(self, alpha: float = 0.5, init: str = "prototypes", max_iter: int = 1000, gtol: float = 1e-6,
                  rank_check_every: int = 10, kl_method: str = "auto", optimizer: str = "auto",
-                 learning_rate: float | str = "auto", random_state: int | None = 0, verbose: bool = False):
+                 learning_rate: float | str = "auto", feasible_set: str = "full_rank", random_state: int | None = 0,
+                 verbose: bool = False):
         self.alpha = alpha
         self.init = init
         self.max_iter = max_iter
@@ -322,14 +333,30 @@ class _CovaManifold(Embedder):
         self.kl_method = kl_method
         self.optimizer = optimizer
         self.learning_rate = learning_rate
+        self.feasible_set = feasible_set
         self.random_state = random_state
         self.verbose = verbose
 
     def _resolve_optimizer(self, l: int) -> str:
-        """``self.optimizer`` at l samples: ``"auto"`` is ``"momentum"`` above 5,000 samples for E2/E3."""
+        """``self.optimizer`` at l samples: ``"auto"`` is ``"momentum"`` above 5,000 samples for E2/E3 on the
+        full-rank set, ``"armijo"`` otherwise."""
         if self.optimizer != "auto":
             return self.optimizer
+        if self.feasible_set != "full_rank":
+            return "armijo"
         return "momentum" if l > AUTO_EXACT_MAX_SAMPLES and self._rules[1] == "kl" else "armijo"
+
+    def _feasible_set(self, W: sp.spmatrix) -> Manifold:
+        """The manifold of ``feasible_set`` (class docstring)."""
+        if self.feasible_set == "stiefel":
+            return Stiefel("polar")
+        if self.feasible_set == "b_orthogonal":
+            degrees = np.asarray(W.sum(axis=1)).ravel()
+            if np.any(degrees <= 0):
+                raise ValueError(f"feasible_set='b_orthogonal' needs B = D(W) > 0, but {int(np.sum(degrees <= 0))} "
+                                 "samples have no neighbour weight in W")
+            return GeneralizedStiefel(degrees / degrees.sum())
+        return NoncompactStiefel()
 
     def _initial_embedding(self, inputs: Inputs, k: int, rho: float) -> np.ndarray:
         rng = np.random.default_rng(self.random_state)
@@ -358,6 +385,12 @@ class _CovaManifold(Embedder):
         entropy = kl_entropy(W) if local_rule == "kl" and alpha != 1.0 else None  # once, not per evaluation
 
         optimizer = self._resolve_optimizer(Z0.shape[0])
+        if self.feasible_set != "full_rank" and optimizer != "armijo":
+            raise ValueError(f"feasible_set={self.feasible_set!r} runs the Armijo optimiser only; got optimizer = "
+                             f"{self.optimizer!r} (use 'armijo' or 'auto')")
+        manifold = self._feasible_set(W)
+        if self.feasible_set != "full_rank":
+            Z0 = manifold.retract(Z0, np.zeros_like(Z0))
 
         def fun(Z: np.ndarray, need_value: bool = True) -> tuple[float, np.ndarray]:
             return cova_objective(Z, W, R, prototypes, alpha, cohort_rule, local_rule, kl_method, entropy,
@@ -365,7 +398,7 @@ class _CovaManifold(Embedder):
 
         log.log(logging.INFO if self.verbose else logging.DEBUG, "%s: l = %d, alpha = %g, init = %s, optimizer = %s",
                 type(self).__name__, Z0.shape[0], alpha, self.init, optimizer)
-        common = {"manifold": NoncompactStiefel(), "max_iter": self.max_iter, "gtol": self.gtol,
+        common = {"manifold": manifold, "max_iter": self.max_iter, "gtol": self.gtol,
                   "rank_check_every": self.rank_check_every, "verbose": self.verbose, "log_every": 100}
         self.learning_rate_ = None
         if optimizer == "momentum":
