@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from cova.config import Plan
 from cova.datasets.base import Dataset
 from cova.experiments.nerv.panels import label_of, nerv_panels, run_measures, select_by_f, table2
+from cova.experiments.nerv.retrieval import retrieval
 from cova.experiments.reference import REFERENCE
 from cova.experiments.registry import RENDERERS
 from cova.inputs import Inputs
@@ -164,4 +165,27 @@ def test_renderer_end_to_end(tmp_path):
     assert table.loc[1, "trustworthiness_20"] == pytest.approx(1.0)
     page = open(out["html"], encoding="utf-8").read()
     assert "not available" in page and "NeRV wins." in page and "paper: letter" in page and "Table 2" in page
+    assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
+    """``pr_relevant: r``: mean precision-recall curves for r relevant neighbours; at k = r precision = recall,
+    1 for the data itself and lower for a noisy display."""
+    assert RENDERERS["retrieval"] is retrieval
+    X, y = _blobs(60)
+    X = X[:, :2]
+    Dataset(X, y, ["a", "b"]).save(tmp_path / "d.npz")
+    Inputs(X=X, labels=y, label_names=["a", "b"], W=sp.identity(60, format="csr"), R=np.zeros((60, 2)),
+           prototypes=np.zeros((2, 2))).save(tmp_path / "i.npz")
+    noisy = X + np.random.default_rng(1).normal(0, 1.0, X.shape)
+    runs = [{"dataset": "toy", "inputs": "x", "entry": e, "group": e, "method": "pca", "grid": {},
+             "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"), **_write_run(tmp_path, e, Z)}
+            for e, Z in [("same", X), ("noisy", noisy)]]
+    out = {k: str(tmp_path / f"r.{k}") for k in ("png", "csv", "html")}
+    retrieval({"name": "fig2", "renderer": "retrieval", "pr_relevant": 10, "notes": "A trade-off.", "runs": runs},
+              out)
+    table = pd.read_csv(out["csv"]).set_index("method_entry")
+    assert table.loc["same", "precision_recall_at_r"] == pytest.approx(1.0)
+    assert table.loc["noisy", "precision_recall_at_r"] < 0.9
+    assert "10 relevant" in open(out["html"], encoding="utf-8").read()
     assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"

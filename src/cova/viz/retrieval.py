@@ -14,12 +14,16 @@ __all__ = ["retrieval_figure", "measure_panels_figure"]
 
 
 def retrieval_figure(table: pd.DataFrame, curves: Sequence[tuple[dict[str, Any], np.ndarray, np.ndarray]],
-                     title: str) -> plt.Figure:
+                     title: str, pr_curves: Sequence[tuple[dict[str, Any], Any]] = (),
+                     n_relevant: int | None = None) -> plt.Figure:
     """Per dataset of ``table`` (rows: ``dataset``, ``method_entry``, ``smoothed_recall_error``,
     ``smoothed_precision_error``): the smoothed precision-recall scatter and the trustworthiness and continuity
-    curves ``curves`` = (run, T(k), C(k)) of its runs."""
+    curves ``curves`` = (run, T(k), C(k)) of its runs; with ``pr_curves`` = (run, precision-recall curve) a fourth
+    panel of mean precision against mean recall for ``n_relevant`` relevant neighbours (NeRV Fig. 2)."""
     datasets = list(dict.fromkeys(table.dataset))
-    fig, axes = plt.subplots(len(datasets), 3, figsize=(15, 4.2 * len(datasets)), dpi=100, squeeze=False)
+    n_cols = 4 if pr_curves else 3
+    fig, axes = plt.subplots(len(datasets), n_cols, figsize=(5 * n_cols, 4.2 * len(datasets)), dpi=100,
+                             squeeze=False)
     for i, d in enumerate(datasets):
         sub = table[table.dataset == d]
         ax = axes[i, 0]
@@ -37,6 +41,16 @@ def retrieval_figure(table: pd.DataFrame, curves: Sequence[tuple[dict[str, Any],
                     ax.plot(np.arange(1, len(values) + 1), values, label=run["entry"])
             ax.set_xlabel("k")
             ax.set_title(f"{d}: {name}", fontsize=9)
+            ax.legend(fontsize=6)
+        if pr_curves:
+            ax = axes[i, 3]
+            for run, pr in pr_curves:
+                if run["dataset"] == d:
+                    ax.plot(pr.recall, pr.precision, label=run["entry"])
+            ax.set_xlabel("mean recall")
+            ax.set_ylabel("mean precision")
+            ax.set_title(f"{d}: precision-recall, {n_relevant} relevant, k = 1..{len(pr_curves[0][1].k)} retrieved",
+                         fontsize=9)
             ax.legend(fontsize=6)
     fig.suptitle(title, fontsize=10)
     return fig

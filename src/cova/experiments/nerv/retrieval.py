@@ -20,10 +20,13 @@ __all__ = ["retrieval"]
 def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Mean smoothed precision and recall (lower is better: KL-based errors), their rank-based versions,
     trustworthiness and continuity curves over k, mean precision/recall at 20 neighbours, and the 5-NN error of
-    every run."""
+    every run. With ``pr_relevant: r`` also the mean precision-recall curve for r relevant neighbours and
+    k = 1..``pr_k_max`` (default 2r) retrieved ones (the paper's Fig. 2 uses r = 75), and its value at k = r
+    (where precision equals recall) as ``precision_recall_at_r``."""
     k_max = int(spec.get("k_max", 50))
+    r = int(spec["pr_relevant"]) if spec.get("pr_relevant") else None
     load = RunLoader()
-    rows, curves = [], []
+    rows, curves, pr_curves = [], [], []
     for run in spec["runs"]:
         inp = load.run_inputs(run)
         Z = load.embedding(run).Z
@@ -41,11 +44,19 @@ def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
                        knn5_error=ir.knn_error(Z, inp.labels, 5), trustworthiness_10=t[min(10, k) - 1],
                        continuity_10=c[min(10, k) - 1])
             curves.append((run, t, c))
+            if r is not None:
+                n = inp.X.shape[0]
+                pr = ir.precision_recall_curve(inp.X, Z, n_relevant=min(r, n - 1),
+                                               k_max=min(int(spec.get("pr_k_max", 2 * r)), n - 1))
+                row["precision_recall_at_r"] = float(pr.precision[min(r, n - 1) - 1])
+                pr_curves.append((run, pr))
         rows.append(row)
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]),
                       note=spec.get("caption", "") + " Smoothed and rank-based measures are errors (lower is "
                       "better); precision/recall at 20 neighbours, T/C at k = 10 and the 5-NN error as defined by "
-                      "Venna et al. (2010).")
-    save_figure(retrieval_figure(table, curves, spec.get("title", spec["name"])), out["png"])
+                      "Venna et al. (2010)." + (f" precision_recall_at_r: mean precision (= recall) with {r} relevant "
+                                                f"and {r} retrieved neighbours." if r else "")
+                      + (f" Deviations and findings: {spec['notes']}" if spec.get("notes") else ""))
+    save_figure(retrieval_figure(table, curves, spec.get("title", spec["name"]), pr_curves, r), out["png"])
