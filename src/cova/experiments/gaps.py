@@ -132,10 +132,11 @@ CAUSES: tuple[Cause, ...] = (
         evidence="table_h2_rho; docs/decisions.md 'Prototype scale'"),
     Cause(
         reference="cova_table3", scores=("s_n",), other_reading="s_n_cohort_kbar", explains=False,
-        cause="Ruled out: the κ̄ reading of Eq. G.2 (other_reading, κ̄ per group, is within 1.5 points of S_n: the "
-              "groups have nearly equal sizes) and the implementations (LLE is scikit-learn's, 30 neighbours; SNE's "
-              "and t-SNE's gradients are checked by finite differences, t-SNE's objective against openTSNE's). The paper prints neither its "
-              "generators' sampling nor its SNE / t-SNE iteration settings; neither is tested.",
+        cause="Ruled out: the κ̄ reading of Eq. G.2 (other_reading, κ̄ per group, is within 1.5 points of S_n: "
+              "the groups have nearly equal sizes) and the implementations (LLE is scikit-learn's, 30 neighbours; "
+              "SNE's and t-SNE's gradients are checked by finite differences, t-SNE's objective against "
+              "openTSNE's). The paper prints neither its generators' sampling nor its SNE / t-SNE iteration "
+              "settings; neither is tested.",
         evidence="table3 (column s_n_cohort_kbar); tests/test_baselines.py"),
 )
 
