@@ -182,9 +182,14 @@ def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
              "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"), **_write_run(tmp_path, e, Z)}
             for e, Z in [("same", X), ("noisy", noisy)]]
     out = {k: str(tmp_path / f"r.{k}") for k in ("png", "csv", "html")}
-    retrieval({"name": "fig2", "renderer": "retrieval", "pr_relevant": 10, "notes": "A trade-off.", "runs": runs},
-              out)
+    retrieval({"name": "fig2", "renderer": "retrieval", "pr_relevant": 10, "joint": True, "notes": "A trade-off.",
+               "runs": runs}, out)
     table = pd.read_csv(out["csv"]).set_index("method_entry")
+    # Fig. 9E's joint measures: the same as the metric called directly, and worse for the noisy display
+    from cova.metrics.retrieval import joint_smoothed_precision_recall
+    jp = joint_smoothed_precision_recall(X, noisy)
+    assert table.loc["noisy", "joint_smoothed_precision_error"] == pytest.approx(jp.precision)
+    assert table.loc["noisy", "joint_smoothed_recall_error"] == pytest.approx(jp.recall)
     assert table.loc["same", "precision_recall_at_r"] == pytest.approx(1.0)
     assert table.loc["noisy", "precision_recall_at_r"] < 0.9
     assert "10 relevant" in open(out["html"], encoding="utf-8").read()

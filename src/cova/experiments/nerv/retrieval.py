@@ -22,7 +22,8 @@ def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
     trustworthiness and continuity curves over k, mean precision/recall at 20 neighbours, and the 5-NN error of
     every run. With ``pr_relevant: r`` also the mean precision-recall curve for r relevant neighbours and
     k = 1..``pr_k_max`` (default 2r) retrieved ones (the paper's Fig. 2 uses r = 75), and its value at k = r
-    (where precision equals recall) as ``precision_recall_at_r``."""
+    (where precision equals recall) as ``precision_recall_at_r``. With ``joint: true`` also the smoothed precision
+    and recall "in the t-NeRV sense" (the two terms of Eq. 8 on joint probabilities, Fig. 9E)."""
     k_max = int(spec.get("k_max", 50))
     r = int(spec["pr_relevant"]) if spec.get("pr_relevant") else None
     load = RunLoader()
@@ -44,6 +45,9 @@ def retrieval(spec: dict[str, Any], out: dict[str, str]) -> None:
                        knn5_error=ir.knn_error(Z, inp.labels, 5), trustworthiness_10=t[min(10, k) - 1],
                        continuity_10=c[min(10, k) - 1])
             curves.append((run, t, c))
+            if spec.get("joint"):
+                jp = ir.joint_smoothed_precision_recall(inp.X, Z)
+                row.update(joint_smoothed_precision_error=jp.precision, joint_smoothed_recall_error=jp.recall)
             if r is not None:
                 n = inp.X.shape[0]
                 pr = ir.precision_recall_curve(inp.X, Z, n_relevant=min(r, n - 1),
