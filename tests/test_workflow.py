@@ -134,21 +134,25 @@ def test_every_job_leaves_a_benchmark_file_and_the_time_table_counts_them(first_
 
 
 def cheapest_runs(plan: Plan, workdir: Path) -> list[tuple[str, str, str]]:
-    """For every registered method and every inputs block of the plan, the run using it whose embed and score jobs
-    took least time in ``workdir`` (their benchmark files): a set of runs that touches each method and each inputs
-    construction once."""
+    """A cheap set of runs that uses every registered method and every inputs block of the plan at least once:
+    greedy weighted set cover, each step taking the run with the most not yet covered (method, inputs block) per
+    second its embed and score jobs took in ``workdir`` (their benchmark files)."""
     def seconds(run: tuple[str, str, str]) -> float:
         rel = plan.run_dir(*run).removeprefix("results/")
         return sum(float(next(csv.DictReader((workdir / f"results/benchmarks/jobs/{rule}/{rel}.tsv").open(),
                                              delimiter="\t"))["s"]) for rule in ("embed", "score"))
 
-    best: dict[tuple[str, str], tuple[float, tuple[str, str, str]]] = {}
-    for run in plan.runs():
-        t = seconds(run)
-        for key in (("method", plan.method_jobs[run[2]].method), ("inputs", plan.inputs_ids[run[1]])):
-            if key not in best or t < best[key][0]:
-                best[key] = (t, run)
-    return sorted({run for _, run in best.values()})
+    def keys(run: tuple[str, str, str]) -> set[tuple[str, str]]:
+        return {("method", plan.method_jobs[run[2]].method), ("inputs", plan.inputs_ids[run[1]])}
+
+    cost = {run: max(seconds(run), 1e-3) for run in plan.runs()}
+    uncovered = set().union(*(keys(run) for run in cost))
+    chosen = []
+    while uncovered:
+        run = max(sorted(cost), key=lambda r: len(keys(r) & uncovered) / cost[r])
+        chosen.append(run)
+        uncovered -= keys(run)
+    return sorted(chosen)
 
 
 def test_two_runs_give_identical_scores(first_run, tmp_path):
