@@ -32,7 +32,8 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
         for run in (r for r in spec["runs"] if r["dataset"] == d):
             inp, emb = load.run_inputs(run), load.embedding(run)
             rec = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
-            row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, emb.placed_or_none,
+            placed = emb.placed_or_none if spec.get("show_prototypes", True) else None
+            row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed,
                                     f"{run['dataset']}: {run['entry']}\n"
                                     f"{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"))
         n_cols = int(spec.get("n_cols") or len(row))
@@ -49,7 +50,8 @@ def score_table(spec: dict[str, Any], out: dict[str, str]) -> None:
 
 
 def scatter_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """One cohort scatter per run, one row per dataset (wrapped after ``n_cols`` panels if the experiment sets it)."""
+    """One cohort scatter per run, one row per dataset (wrapped after ``n_cols`` panels if the experiment sets it;
+    ``show_prototypes: false`` leaves out the prototypes the runs placed cohorts at)."""
     table = records(spec)
     write_tables(spec, table, out)
     _scatter_grid(spec, table, out["png"])
