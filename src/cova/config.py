@@ -445,8 +445,9 @@ def make_id(name: str, payload: Any) -> str:
 
 #: Where every job's Snakemake ``benchmark:`` file goes: ``{BENCHMARK_DIR}/{rule}/...{wildcards}.tsv``.
 BENCHMARK_DIR = "results/benchmarks/jobs"
-#: The per-rule / per-experiment time table of the whole run (rule ``timings``).
+#: The table of our numbers far from the papers' and their causes (rule ``paper_gaps``).
 PAPER_GAPS_OUTPUTS = {"csv": "results/tables/paper_gaps.csv", "html": "results/tables/paper_gaps.html"}
+#: The per-rule / per-experiment time table of the whole run (rule ``timings``).
 TIMINGS_OUTPUTS = {"csv": "results/tables/timings.csv", "html": "results/tables/timings.html",
                    "png": "results/tables/timings.png"}
 

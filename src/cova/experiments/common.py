@@ -107,7 +107,8 @@ def is_deviation(ours: float, paper: float) -> bool:
 
 def flag_deviations(table: pd.DataFrame, scores: list[str]) -> pd.DataFrame:
     """Add the column naming, per row, every score in ``scores`` that :func:`is_deviation` from its ``paper_*``
-    column (``paper.report`` collects them, with their causes, in ``results/tables/paper_gaps.html``)."""
+    column (:func:`cova.experiments.gaps.paper_gaps` collects them, with their causes, for the rule
+    ``paper_gaps``)."""
     table[DEVIATION_COLUMN] = ["; ".join(f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
                                          if is_deviation(r[s], r[f"paper_{s}"])) for _, r in table.iterrows()]
     return table

@@ -5,8 +5,8 @@ the paper's numbers (percent) beside ours (fractions) as ``paper_<score>`` colum
 from their tables every (run, score) that :func:`~.common.is_deviation` flags and attaches the :data:`CAUSES`
 entry that matches it, or "unexplained" (then with what was measured and ruled out, where that is known). A
 cause is listed only when an experiment, a test or a script in the repository measures it; each names where
-(``evidence``). Where a cause is a reading of the paper that another
-score column measures (``other_reading``), that column's value is shown beside ours, so the table says how far
+(``evidence``). Where a cause is a reading of the paper that another score column or a rerun of the same runs
+measures (``other_reading``, ``other_experiment``), that number is shown beside ours, so the table says how far
 the reading moves the number in the run at hand rather than in the run the text was written from.
 """
 
@@ -66,6 +66,9 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+#: Where the prototype-scale causes of Table H.2 are measured and written up.
+_SCALE_EVIDENCE = "table_h2_rho; docs/decisions.md 'Prototype scale'"
+
 CAUSES: tuple[Cause, ...] = (
     Cause(
         reference="cova_table1", scores=("s_n",), other_reading="s_n_cohort_kbar",
@@ -102,34 +105,34 @@ CAUSES: tuple[Cause, ...] = (
         cause="The prototypes' scale (unprinted) is ruled out: E1's closed form scales with Υ and gives the same "
               "scores at a tenth of the scale (other_reading). Not testable: the paper's hand-placed prototype "
               "coordinates (ours lie on a ring) and its Sinusoid generator are not printed.",
-        evidence="table_h2_rho; docs/decisions.md 'Prototype scale'"),
+        evidence=_SCALE_EVIDENCE),
     Cause(
         reference="cova_table_h2", scores=("s_n",), other_experiment="table_h2_rho",
         where={"method": ("cova_e3",)},
         cause="Partly the prototypes' scale, which the paper does not print and which E3's cohort term depends on: "
               "at a tenth of our scale (other_reading) E3's S_n comes within 3 points of the paper's on Sinusoid "
               "and within 7 on Compound.",
-        evidence="table_h2_rho; docs/decisions.md 'Prototype scale'"),
+        evidence=_SCALE_EVIDENCE),
     Cause(
         reference="cova_table_h2", scores=("s_c", "s_s"), other_experiment="table_h2_rho",
         where={"method": ("cova_e2", "cova_e4")}, explains=False,
         cause="The prototypes' scale is ruled out (other_reading: at a tenth of it E2 and E4 still place and "
               "separate Compound's cohorts at 98-99 %, where the paper has 70-89). Not testable: the paper's "
               "hand-placed prototype coordinates, which decide how reachable each cohort's position is.",
-        evidence="table_h2_rho; docs/decisions.md 'Prototype scale'"),
+        evidence=_SCALE_EVIDENCE),
     Cause(
         reference="cova_table_h2", scores=("s_n", "s_c", "s_s"), other_experiment="table_h2_rho",
         where={"method": ("eigen_cova",)},
         cause="Partly the prototypes' scale, which the paper does not print and eigen-COVA's Eq. 23 is not "
               "invariant to: with the prototypes at a tenth of ours (other_reading) each of the three scores moves "
               "5-10 points toward the paper's; S_n and S_c stay more than 10 points away there too.",
-        evidence="table_h2_rho; docs/decisions.md 'Prototype scale'"),
+        evidence=_SCALE_EVIDENCE),
     Cause(
         reference="cova_table_h2", scores=("s_n", "s_c", "s_s"), other_experiment="table_h2_rho",
         where={"method": ("cova_p1", "cova_p2", "cova_p3", "cova_p4")}, explains=False,
         cause="The prototypes' scale is ruled out (other_reading: the prototypes at a tenth of the scale moves "
               "S_c by 1-2 points). Untested: σ_F of the relation features, which the paper does not print.",
-        evidence="table_h2_rho; docs/decisions.md 'Prototype scale'"),
+        evidence=_SCALE_EVIDENCE),
     Cause(
         reference="cova_table3", scores=("s_n",), other_reading="s_n_cohort_kbar", explains=False,
         cause="Ruled out: the κ̄ reading of Eq. G.2 (other_reading, κ̄ per group, is within 1.5 points of S_n: "
