@@ -34,6 +34,10 @@ def test_shipped_configs_are_valid(name):
     (lambda c: c["datasets"]["sinusoid"]["params"].__setitem__("n_sample", 5), ["datasets.sinusoid.params",
                                                                                   "n_samples"]),
     (lambda c: c["inputs"]["means"]["confidence"].__setitem__("lambda_p", 2), ["inputs.means.confidence.lambda_p"]),
+    (lambda c: c["paper"]["experiments"]["fig_h2"].__setitem__("examples", {"alpha": 0.7}),
+     ["paper.experiments.fig_h2.examples", "0.7", "grid values"]),
+    (lambda c: c["paper"]["experiments"]["table_h2"].__setitem__("misplaced", {"k": 0}),
+     ["paper.experiments.table_h2.misplaced.k"]),
 ])
 def test_invalid_config_names_key_and_allowed_values(mutate, expected):
     config = load()

@@ -16,6 +16,7 @@ from cova.metrics.retrieval import (
     f_measure,
     joint_smoothed_precision_recall,
     knn_error,
+    knn_misclassified,
     mean_precision_recall,
     precision_recall_curve,
     rank_f_measure,
@@ -257,6 +258,19 @@ def test_knn_error_matches_sklearn_leave_one_out():
     assert e2 == _sk_loo_error(Z, y2, 5) and 0.0 < e2 < 0.5
     assert knn_error(Z, np.where(y2 == 1, "b", "a")) == e2
     assert knn_error(Z, y, n_neighbors=1) == _sk_loo_error(Z, y, 1)
+
+
+def test_knn_misclassified_marks_the_points_sklearn_misclassifies():
+    """Point by point against scikit-learn's leave-one-out 5-NN on two classes (an odd vote: no ties)."""
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 2, size=60)
+    Z = rng.normal(size=(60, 2)) + 0.9 * y[:, None]
+    wrong = knn_misclassified(Z, y)
+    sk = np.array([KNeighborsClassifier(n_neighbors=5).fit(np.delete(Z, i, 0), np.delete(y, i))
+                   .predict(Z[i:i + 1])[0] != y[i] for i in range(60)])
+    assert wrong.dtype == bool and 0 < wrong.sum() < 30
+    np.testing.assert_array_equal(wrong, sk)
+    assert knn_error(Z, y) == wrong.mean()
 
 
 def test_knn_error_vote_tie_goes_to_nearest_class():

@@ -64,3 +64,61 @@ def test_image_pairs_of_different_sizes_in_one_figure():
     shapes = [ax.images[0].get_array().shape for ax in fig.axes if ax.images]
     assert shapes == [(28, 28), (28, 28), (128, 128), (128, 128)]
     plt.close(fig)
+
+
+def test_panel_marks_neighbour_groups_and_boxes():
+    """COVA Fig. H.1's marks: each neighbour group is one example (large) and its neighbours (small) in the same
+    marker with a line to each; boxed points get open squares; a degenerate panel draws no marks."""
+    import matplotlib.pyplot as plt
+
+    from cova.viz.panels import ScatterPanel, draw_panel
+
+    rng = np.random.default_rng(1)
+    Z, labels = rng.normal(size=(30, 2)), np.arange(30) % 3
+    groups = (np.array([0, 5, 6, 7, 8]), np.array([1, 9, 10, 11, 12]))
+    fig, (a, b) = plt.subplots(1, 2)
+    draw_panel(a, ScatterPanel(Z, labels, 3, None, "t", groups=groups, boxed=np.array([2, 3])))
+    offsets = [c.get_offsets() for c in a.collections]
+    assert len(offsets) == 1 + 2 * len(groups) + 1  # the cohorts, a (neighbours, example) pair per group, boxes
+    np.testing.assert_allclose(offsets[2], Z[[0]])
+    np.testing.assert_allclose(offsets[1], Z[[5, 6, 7, 8]])
+    np.testing.assert_allclose(offsets[-1], Z[[2, 3]])
+    assert len(a.lines) == 8
+    draw_panel(b, ScatterPanel(np.full((30, 2), np.nan), labels, 3, None, "t", groups=groups, boxed=np.array([2])))
+    assert not b.collections and not b.lines
+    plt.close(fig)
+
+
+def test_heatmap_with_example_outputs_below():
+    import pandas as pd
+
+    from cova.viz.panels import ScatterPanel
+    from cova.viz.sweeps import heatmap_figure
+
+    table = pd.DataFrame([{"alpha": a, "eta": e, "s_n": 0.5, "s_c": 0.9} for a in (0.1, 0.9) for e in (0.2, 0.8)])
+    Z, labels = np.random.default_rng(0).normal(size=(20, 2)), np.arange(20) % 2
+    panels = [ScatterPanel(Z, labels, 2, None, f"eta {e}") for e in (0.2, 0.8, 0.5, 0.6, 0.7, 0.9, 0.1)]
+    fig = heatmap_figure(table, "alpha", "eta", ["s_n", "s_c"], "t", panels, examples_per_row=5)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert [t for t in titles if t.startswith("eta")] == [p.title for p in panels]
+    assert sum(t.endswith("(%)") for t in titles) == 2
+    assert len(heatmap_figure(table, "alpha", "eta", ["s_n"], "t").axes) == 2  # one heat map and its colour bar
+
+
+def test_neighbour_groups_are_seeded_examples_with_their_nearest_neighbours():
+    from scipy.spatial.distance import cdist
+
+    from cova.experiments.generic import neighbour_groups
+
+    rng = np.random.default_rng(3)
+    X, labels = rng.normal(size=(40, 5)), np.repeat([0, 1, 2, 3], 10)
+    groups = neighbour_groups(X, labels, per_cohort=2, k=4, random_state=5)
+    assert len(groups) == 8 and [int(labels[g[0]]) for g in groups] == [0, 0, 1, 1, 2, 2, 3, 3]
+    D = cdist(X, X)
+    np.fill_diagonal(D, np.inf)
+    for g in groups:
+        np.testing.assert_array_equal(g[1:], np.argsort(D[g[0]], kind="stable")[:4])
+    again = neighbour_groups(X, labels, per_cohort=2, k=4, random_state=5)
+    assert all(np.array_equal(a, b) for a, b in zip(groups, again))
+    other = neighbour_groups(X, labels, per_cohort=2, k=4, random_state=6)
+    assert any(not np.array_equal(a, b) for a, b in zip(groups, other))

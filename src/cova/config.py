@@ -198,6 +198,12 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             if axis not in e:
                 raise ConfigError(f"config key paper.experiments.{name}.{axis}: required by renderer "
                                   f"{e['renderer']!r} (the swept parameter)")
+        if e.get("examples"):
+            chosen = [c for run in e["runs"] for entry in run["methods"]
+                      for _, _, c in expand_grid(entry, config["methods"][entry])]
+            if not any(all(c.get(k) == v for k, v in e["examples"].items()) for c in chosen):
+                raise ConfigError(f"config key paper.experiments.{name}.examples: {e['examples']!r} matches no "
+                                  f"run's grid values; allowed: the grid values of the experiment's method entries")
         if e["renderer"] in ("link_graphs", "link_panels"):
             from .metrics.cohort_graphs import REFERENCE_GRAPHS
 

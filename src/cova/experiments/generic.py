@@ -11,31 +11,75 @@ experiment names a ``reference``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from ..inputs import Inputs
+from ..metrics.neighborhood import knn_indices
+from ..metrics.retrieval import knn_misclassified
 from ..viz.figures import save_figure
 from ..viz.panels import ScatterPanel, scatter_grid_figure
 from ..viz.scatter import format_scores
 from ..viz.sweeps import heatmap_figure, sweep_figure
 from .common import DEFAULT_SCORES, RunLoader, records, with_reference, write_tables
 
-__all__ = ["score_table", "scatter_grid", "sweep", "heatmap"]
+__all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "neighbour_groups"]
+
+
+def _original_panel(inp: Inputs) -> ScatterPanel:
+    """The inputs' X as the first panel of a row: as it is when 2-D, else its first two principal components."""
+    X = np.asarray(inp.X, dtype=np.float64)
+    if X.shape[1] == 2:
+        return ScatterPanel(X, inp.labels, inp.n_cohorts, None, "original data")
+    from sklearn.decomposition import PCA
+
+    return ScatterPanel(PCA(n_components=2, svd_solver="full").fit_transform(X), inp.labels, inp.n_cohorts, None,
+                        f"original data ({X.shape[1]}-d: first two principal components)")
+
+
+def neighbour_groups(X: np.ndarray, labels: np.ndarray, per_cohort: int, k: int,
+                     random_state: int) -> tuple[np.ndarray, ...]:
+    """``per_cohort`` seeded example points of every cohort, each followed by its ``k`` nearest neighbours in
+    ``X`` (Euclidean, ties to the lower index): the highlighted points of COVA H.1 ("a few random example
+    points per cohort with their 4 nearest neighbours in the original space")."""
+    rng = np.random.default_rng(int(random_state))
+    examples = [i for j in np.unique(labels)
+                for i in np.sort(rng.choice(np.flatnonzero(labels == j),
+                                            size=min(per_cohort, int(np.sum(labels == j))), replace=False))]
+    nn = knn_indices(np.asarray(X, dtype=np.float64), int(k))
+    return tuple(np.r_[i, nn[i]] for i in examples)
 
 
 def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
+    """The cohort scatters of ``spec``'s runs, a row per dataset. Options: ``original: true`` (a first panel with
+    the inputs' X), ``neighbours: {per_cohort, k, random_state}`` (:func:`neighbour_groups`, marked in every
+    panel), ``misplaced: {k}`` (boxes around the points whose k-NN vote in the panel is another cohort,
+    :func:`cova.metrics.retrieval.knn_misclassified`)."""
     load = RunLoader()
+    hood, misplaced = spec.get("neighbours"), spec.get("misplaced")
     rows = []
     for d in dict.fromkeys(r["dataset"] for r in spec["runs"]):
         row = []
-        for run in (r for r in spec["runs"] if r["dataset"] == d):
+        runs = [r for r in spec["runs"] if r["dataset"] == d]
+        first = load.run_inputs(runs[0])
+        groups = () if not hood else neighbour_groups(first.X, first.labels, int(hood.get("per_cohort", 1)),
+                                                      int(hood.get("k", 4)), int(hood.get("random_state", 0)))
+        if spec.get("original"):
+            row.append(replace(_original_panel(first), groups=groups))
+        for run in runs:
             inp, emb = load.run_inputs(run), load.embedding(run)
             rec = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
             placed = emb.placed_or_none if spec.get("show_prototypes", True) else None
-            row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed,
-                                    f"{run['dataset']}: {run['entry']}\n"
-                                    f"{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"))
+            title = f"{run['dataset']}: {run['entry']}\n{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"
+            boxed = None
+            if misplaced and np.all(np.isfinite(emb.Z)):
+                k = int(misplaced.get("k", 5))
+                boxed = np.flatnonzero(knn_misclassified(emb.Z[:, :2], inp.labels, k))
+                title += f"\n{len(boxed)} boxed: {k}-NN vote for another cohort"
+            row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed, title, groups=groups, boxed=boxed))
         n_cols = int(spec.get("n_cols") or len(row))
         rows.extend(row[i:i + n_cols] for i in range(0, len(row), n_cols))
     save_figure(scatter_grid_figure(rows, spec.get("title", spec["name"])), path)
@@ -66,10 +110,30 @@ def sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     save_figure(sweep_figure(table, x, scores, spec.get("title", spec["name"])), out["png"])
 
 
+def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: dict[str, Any]) -> list[ScatterPanel]:
+    """Scatter panels of the runs whose grid values equal every item of ``where``, in the table's order."""
+    load, panels = RunLoader(), []
+    chosen = [r for r in spec["runs"] if all(r.get("grid", {}).get(k) == v for k, v in where.items())]
+    if not chosen:
+        raise ValueError(f"experiment {spec['name']!r}: no run has the grid values examples = {where}")
+    for run in chosen:
+        inp, emb = load.run_inputs(run), load.embedding(run)
+        rec = table[table.method_entry == run["entry"]]
+        for k, v in run["grid"].items():
+            rec = rec[rec[k] == v]
+        values = ", ".join(f"{k} = {v:g}" for k, v in run["grid"].items())
+        panels.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, emb.placed_or_none,
+                                   f"{run['entry']}: {values}\n"
+                                   f"{format_scores(rec.iloc[0].to_dict(), ('s_n', 's_c', 's_s'))}"))
+    return panels
+
+
 def heatmap(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """One heat map per score over the grid parameters ``x`` and ``y``."""
+    """One heat map per score over the grid parameters ``x`` and ``y``; ``examples: {param: value, ...}`` adds
+    the scatters of the runs with those grid values below (COVA Fig. H.2's outputs at α = 0.9)."""
     x, y = spec["x"], spec["y"]
     scores = spec.get("scores") or DEFAULT_SCORES
     table = records(spec).sort_values([y, x], kind="stable", ignore_index=True)
     write_tables(spec, table, out)
-    save_figure(heatmap_figure(table, x, y, scores, spec.get("title", spec["name"])), out["png"])
+    examples = _example_panels(spec, table, spec["examples"]) if spec.get("examples") else []
+    save_figure(heatmap_figure(table, x, y, scores, spec.get("title", spec["name"]), examples), out["png"])

@@ -78,6 +78,7 @@ __all__ = [
     "trustworthiness_curve",
     "continuity_curve",
     "knn_error",
+    "knn_misclassified",
     "knn_vote",
     "f_measure",
     "rank_f_measure",
@@ -407,14 +408,14 @@ def continuity_curve(X: np.ndarray, Z: np.ndarray, k_max: int = 100, *,
 # k-NN classification error (Sec. 4.3.1) and the F-measure (Sec. 4.3.2)
 # --------------------------------------------------------------------------------------------------------
 
-def knn_error(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> float:
-    """Leave-one-out k-NN classification error rate in the display (Sec. 4.3.1, k = 5; Table 2).
+def knn_misclassified(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> np.ndarray:
+    """Boolean (n,): whether each point's leave-one-out k-NN vote in the display differs from its label.
 
     Each point is classified by a majority vote of its ``n_neighbors`` nearest *other* points in Z
     (:func:`knn_indices`: ties in distance to the lower index; duplicates count as neighbours). Vote ties
     (not specified by the paper) go to the tied class that has the nearest neighbour (this
     rule is invariant to relabelling; sklearn's KNeighborsClassifier picks the smallest label instead, so
-    the two agree whenever no vote is tied). Returns the fraction of points misclassified.
+    the two agree whenever no vote is tied).
     """
     Z = _as_matrix("Z", Z)
     y = np.asarray(labels)
@@ -424,8 +425,13 @@ def knn_error(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> float:
     k = _check_int("n_neighbors", n_neighbors, 1, n - 1)
     _, codes = np.unique(y, return_inverse=True)
     codes = codes.astype(np.int64)
-    pred = knn_vote(codes[knn_indices(Z, k)])
-    return float(np.mean(pred != codes))
+    return knn_vote(codes[knn_indices(Z, k)]) != codes
+
+
+def knn_error(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> float:
+    """Leave-one-out k-NN classification error rate in the display (Sec. 4.3.1, k = 5; Table 2): the fraction of
+    points :func:`knn_misclassified`."""
+    return float(np.mean(knn_misclassified(Z, labels, n_neighbors)))
 
 
 def knn_vote(neighbour_codes: np.ndarray) -> np.ndarray:

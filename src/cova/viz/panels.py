@@ -7,20 +7,47 @@ from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
 
 from .scatter import panel_grid, plot_cohorts
+
+#: Markers of the neighbour groups (an example point and its nearest neighbours), one per group in turn.
+GROUP_MARKERS = ("*", "P", "X", "D", "^", "v", "p", "h")
 
 
 @dataclass(frozen=True)
 class ScatterPanel:
     """One panel: embedding ``Z`` coloured by ``labels`` (of ``n_cohorts``), the placed prototypes (or
-    ``None``) and the panel title."""
+    ``None``) and the panel title. ``groups``: index arrays, each an example point followed by its neighbours,
+    drawn with one black-edged marker per group (the example larger, lines to its neighbours); ``boxed``: indices
+    drawn inside open red squares."""
 
     Z: np.ndarray
     labels: np.ndarray
     n_cohorts: int
     placed: np.ndarray | None
     title: str
+    groups: tuple[np.ndarray, ...] = ()
+    boxed: np.ndarray | None = None
+
+
+def draw_panel(ax: Axes, p: ScatterPanel, point_size: float | None = 3, fontsize: float = 7) -> None:
+    """One :class:`ScatterPanel` on ``ax``: the cohorts, prototypes, neighbour groups and boxes."""
+    plot_cohorts(ax, p.Z, p.labels, p.n_cohorts, p.placed, point_size=point_size)
+    ax.set_title(p.title, fontsize=fontsize)
+    if not np.all(np.isfinite(p.Z)):
+        return
+    for g, idx in enumerate(p.groups):
+        marker, head = GROUP_MARKERS[g % len(GROUP_MARKERS)], p.Z[idx[0]]
+        for j in idx[1:]:
+            ax.plot([head[0], p.Z[j, 0]], [head[1], p.Z[j, 1]], color="black", linewidth=0.5, zorder=4)
+        ax.scatter(p.Z[idx[1:], 0], p.Z[idx[1:], 1], marker=marker, s=28, c="white", edgecolors="black",
+                   linewidths=0.8, zorder=5)
+        ax.scatter([head[0]], [head[1]], marker=marker, s=90, c="gold", edgecolors="black", linewidths=0.9,
+                   zorder=6)
+    if p.boxed is not None and len(p.boxed):
+        ax.scatter(p.Z[p.boxed, 0], p.Z[p.boxed, 1], marker="s", s=45, facecolors="none", edgecolors="red",
+                   linewidths=0.9, zorder=4)
 
 
 def scatter_grid_figure(rows: Sequence[Sequence[ScatterPanel]], title: str, width: float = 3.2,
@@ -30,7 +57,6 @@ def scatter_grid_figure(rows: Sequence[Sequence[ScatterPanel]], title: str, widt
     points)."""
     fig, cells = panel_grid(rows, width, height, dpi)
     for ax, p in cells:
-        plot_cohorts(ax, p.Z, p.labels, p.n_cohorts, p.placed, point_size=point_size)
-        ax.set_title(p.title, fontsize=panel_fontsize)
+        draw_panel(ax, p, point_size, panel_fontsize)
     fig.suptitle(title, fontsize=title_fontsize)
     return fig

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .panels import ScatterPanel, draw_panel
 from .scatter import SCORE_LABELS
 
 #: Axis and legend names of every score key a sweep may show, including the held-out rows' (``*_test``) and the
@@ -38,9 +41,17 @@ def sweep_figure(table: pd.DataFrame, x: str, scores: list[str], title: str) -> 
     return fig
 
 
-def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title: str) -> plt.Figure:
-    """One heat map per score (percent, the value printed in each cell) over columns ``x`` and ``y``."""
-    fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores), 3.8), dpi=100, squeeze=False)
+def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title: str,
+                   examples: Sequence[ScatterPanel] = (), examples_per_row: int = 5) -> plt.Figure:
+    """One heat map per score (percent, the value printed in each cell) over columns ``x`` and ``y``; below them,
+    rows of ``examples_per_row`` example outputs (e.g. COVA Fig. H.2's runs at α = 0.9) when ``examples`` are
+    given."""
+    n_ex_rows = -(-len(examples) // examples_per_row) if examples else 0
+    width = max(4.2 * len(scores), 3.0 * examples_per_row if examples else 0)
+    fig = plt.figure(figsize=(width, 4.2 + 3.2 * n_ex_rows), dpi=100)
+    top, bottom = fig.subfigures(2, 1, height_ratios=[4.2, 3.2 * n_ex_rows]) if examples else (fig, None)
+    axes = top.subplots(1, len(scores), squeeze=False)
+    top.subplots_adjust(top=0.84, bottom=0.14, wspace=0.45)
     for ax, s in zip(axes[0], scores):
         grid = table.pivot_table(index=y, columns=x, values=s, aggfunc="first")
         values = 100 * grid.to_numpy()
@@ -52,7 +63,14 @@ def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         ax.set_title(SCORE_LABELS.get(s, s) + " (%)", fontsize=9)
-        fig.colorbar(im, ax=ax, fraction=0.046)
+        top.colorbar(im, ax=ax, fraction=0.046)
+    if bottom is not None:
+        cells = bottom.subplots(n_ex_rows, examples_per_row, squeeze=False).ravel()
+        bottom.subplots_adjust(top=0.86, bottom=0.04, hspace=0.35)
+        for ax in cells[len(examples):]:
+            ax.axis("off")
+        for ax, panel in zip(cells, examples):
+            draw_panel(ax, panel)
     fig.suptitle(title, fontsize=10)
     return fig
 
