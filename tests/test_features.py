@@ -79,6 +79,35 @@ def test_pca_features_feed_weights_scores_and_round_trip(tmp_path):
         transform_features(ds, {"kind": "pca", "n_components": 13}, labels=labels)
 
 
+def test_compacted_features_from_w_use_training_columns_and_no_test_label():
+    """COVA Fig. 8: X = S~ Y M^-1 with S~ = l x W (perplexity graph of the PCA features) restricted to the
+    training columns; entry (i, j) is l x the W mass from i to training samples of cohort j over their number."""
+    from cova.affinity import build_weights
+    from cova.inputs import stratified_split
+
+    rng = np.random.default_rng(5)
+    labels = np.repeat(np.arange(3), 30)
+    ds = Dataset(rng.normal(size=(90, 8)) + 1.5 * labels[:, None], labels, ["a", "b", "c"])
+    train = stratified_split(labels, 0.4, seed=0)
+    spec = {"kind": "compacted", "similarity": "weights", "base": {"kind": "pca", "n_components": 5},
+            "weights": {"kind": "gaussian_perplexity", "perplexity": 8}, "relations": False}
+    X, facts = transform_features(ds, dict(spec), labels=labels, seed=0, fit_rows=train)
+    Xb, _ = transform_features(ds, {"kind": "pca", "n_components": 5}, labels=labels, fit_rows=train)
+    W = build_weights(Xb, "gaussian_perplexity", perplexity=8, random_state=0).toarray() * 90
+    reps = np.flatnonzero(train)
+    expect = np.stack([W[:, reps[labels[reps] == j]].sum(axis=1) / np.sum(labels[reps] == j) for j in range(3)], 1)
+    np.testing.assert_allclose(X, expect, rtol=1e-12)
+    assert X.shape == (90, 3) and "36 training rows" in facts["features_used"]
+    assert np.mean(np.argmax(X, axis=1) == labels) > 0.9  # separated classes: most mass to the own cohort
+    relabelled = labels.copy()
+    relabelled[~train] = (labels[~train] + 1) % 3  # the test rows' labels are never read
+    np.testing.assert_array_equal(transform_features(ds, dict(spec), labels=relabelled, seed=0, fit_rows=train)[0], X)
+    with pytest.raises(ValueError, match="relations: false"):
+        transform_features(ds, {**spec, "relations": True}, labels=labels)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        transform_features(ds, {**spec, "n_neighbors": 5}, labels=labels)
+
+
 def test_spectral_cohorts_find_separated_groups_deterministically(tmp_path):
     rng = np.random.default_rng(4)
     truth = np.repeat(np.arange(3), [50, 40, 30])

@@ -52,6 +52,13 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
         ``labels`` (every sample is a representative), M = diag(cohort sizes), and Θ the **undirected** relation
         matrix of the dataset (our reading: the directed one leaves papers without outgoing citations all-zero).
         ``relations: false`` drops the Θ block (the S̃YM⁻¹ of the 20-cluster projections).
+        ``similarity: weights`` (COVA Sec. 4.2, Fig. 8: "all the training samples as the representative samples",
+        S̃ "copied from W") builds S̃ instead from an affinity graph ``weights`` (default the perplexity-30 Gaussian
+        graph) on the ``base`` features (e.g. ``{kind: pca, n_components: 50}``, fitted on ``fit_rows``) of all
+        samples, scaled by l (unit mean row sum; the compacted features are defined up to that factor) and
+        restricted to the columns of the training rows (``fit_rows``; all rows without a split): X = S̃ Y M⁻¹ with
+        Y the training rows' labels, so a test row's features use its similarities to training rows and never its
+        own label. ``n_neighbors`` does not apply, and ``relations`` must be false.
     """
     from .cohorts import compacted_features
 
@@ -76,9 +83,11 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
                 n, fitted = n_fit, fitted + f" (capped at the {n_fit} training rows)"
         Z = PCA(n_components=n, svd_solver="full").fit(dataset.X[rows]).transform(dataset.X)
         return np.ascontiguousarray(Z), {"features_used": f"PCA to {n} dimensions{fitted}"}
+    c = int(labels.max()) + 1
+    if spec.pop("similarity", "cosine") == "weights":
+        return _weights_compacted(dataset, spec, labels, c, seed, fit_rows)
     h = int(spec.pop("n_neighbors", 30))
     use_relations = bool(spec.pop("relations", True))
-    c = int(labels.max()) + 1
     S = cosine_knn_similarity(dataset.X, h, seed=seed)
     blocks = [compacted_features(S, labels, None, n_cohorts=c)]
     if use_relations:
@@ -93,6 +102,31 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
     X = np.hstack(blocks)
     return X, {"features_used": f"compacted [S~YM^-1{', ThetaYM^-1' if use_relations else ''}], cosine {h}-NN "
                            f"({X.shape[1]} dims)"}
+
+
+def _weights_compacted(dataset: Dataset, spec: dict[str, Any], labels: np.ndarray, c: int, seed: int,
+                       fit_rows: np.ndarray | None) -> tuple[np.ndarray, dict[str, Any]]:
+    """``compacted`` with ``similarity: weights`` (see :func:`transform_features`)."""
+    from .affinity import build_weights
+    from .cohorts import compacted_features
+
+    if spec.pop("relations", False):
+        raise ValueError("features kind 'compacted' with similarity: weights takes no relation block; "
+                         "set relations: false")
+    if "n_neighbors" in spec:
+        raise ValueError("features kind 'compacted' with similarity: weights takes its neighbours from 'weights', "
+                         "not n_neighbors")
+    Xb, base_facts = transform_features(dataset, spec.pop("base", None), labels=labels, seed=seed,
+                                        fit_rows=fit_rows)
+    w = dict(spec.pop("weights", None) or {"kind": "gaussian_perplexity", "perplexity": 30})
+    kind = w.pop("kind")
+    W = build_weights(Xb, kind, random_state=seed, **w).tocsr()
+    reps = np.arange(labels.shape[0]) if fit_rows is None else np.flatnonzero(fit_rows)
+    S = (W.shape[0] * W)[:, reps]
+    X = compacted_features(S, labels[reps], None, n_cohorts=c)
+    base = base_facts.get("features_used", "the dataset's X")
+    return X, {"features_used": f"compacted [S~YM^-1], S~ = l x W ({kind}) of {base}, columns of the "
+                                f"{reps.size} training rows ({X.shape[1]} dims)"}
 
 
 def predict_cohorts(X: np.ndarray, labels: np.ndarray, labelled_per_class: int, *,

@@ -71,9 +71,11 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
             row.append(replace(_original_panel(first), groups=groups))
         for run in runs:
             inp, emb = load.run_inputs(run), load.embedding(run)
-            rec = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
+            rec = table[(table.dataset == run["dataset"]) & (table.inputs == run["inputs"])
+                        & (table.method_entry == run["entry"])].iloc[0]
             placed = emb.placed_or_none if spec.get("show_prototypes", True) else None
-            title = f"{run['dataset']}: {run['entry']}\n{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"
+            name = run["entry"] if len({r["inputs"] for r in runs}) == 1 else f"{run['inputs']}: {run['entry']}"
+            title = f"{run['dataset']}: {name}\n{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"
             boxed = None
             if misplaced and np.all(np.isfinite(emb.Z)):
                 k = int(misplaced.get("k", 5))
