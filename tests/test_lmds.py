@@ -121,3 +121,53 @@ def test_size_guard_and_validation():
         LMDS(n_neighbors=50).fit(X)
     with pytest.raises(ValueError, match="init"):
         LMDS(init="pca", metric="precomputed").fit(squareform(pdist(X)))
+
+
+def test_cca_is_the_local_mds_optimiser_without_radii():
+    """CCA runs the same annealed pair updates with λ = 0 and ρ_i = 0: replayed step by step with lmds_step."""
+    from cova.methods.lmds import CCA
+
+    X, D, _ = _problem(20, seed=4)
+    Y0 = np.random.default_rng(9).normal(size=(20, 2))
+    m = CCA(n_iter_per_point=5, init=Y0, random_state=3).fit(X)
+    rng = np.random.default_rng(3)
+    T = 5 * 20
+    order = rng.integers(0, 20, size=T)
+    Y, r0 = Y0.copy(), 1.5 * D.max()
+    for t, i in enumerate(order):
+        Y = lmds_step(Y, D, np.zeros(20), int(i), 0.25 * (1 - t / T), r0 * (1 - t / T), 0.0)
+    np.testing.assert_allclose(m.embedding_, Y, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(m.embedding_, LMDS(lam=0.0, n_neighbors=5, n_iter_per_point=5, init=Y0,
+                                              random_state=3).fit(X).embedding_)  # ρ_i > 0 changes the updates
+    assert "lam" not in m.get_params() and "n_neighbors" not in m.get_params()
+
+
+def test_geodesic_distances_match_isomap_and_refuse_a_split_graph():
+    from sklearn.datasets import make_s_curve
+    from sklearn.manifold import Isomap
+
+    from cova.affinity.graphs import geodesic_distances
+
+    X, _ = make_s_curve(200, random_state=0)
+    np.testing.assert_allclose(geodesic_distances(X, 8), Isomap(n_neighbors=8).fit(X).dist_matrix_, rtol=1e-10)
+    two = np.r_[np.random.default_rng(0).normal(size=(20, 3)), 100 + np.random.default_rng(1).normal(size=(20, 3))]
+    with pytest.raises(ValueError, match="2 connected components"):
+        geodesic_distances(two, 3)
+
+
+def test_cda_unrolls_a_swiss_roll_that_cca_folds():
+    """CDA's geodesic input distances follow the roll: its display distances rank like the unrolled (arc length,
+    height) coordinates, CCA's Euclidean ones do not."""
+    from scipy.stats import spearmanr
+    from sklearn.datasets import make_swiss_roll
+
+    from cova.methods.lmds import CCA, CDA
+
+    X, t = make_swiss_roll(400, random_state=0)
+    latent = np.c_[0.5 * (t * np.sqrt(1 + t ** 2) + np.arcsinh(t)), X[:, 1]]
+    rho = {type(m).__name__: spearmanr(pdist(m.fit_transform(X)), pdist(latent))[0]
+           for m in (CCA(random_state=0), CDA(n_neighbors=10, random_state=0))}
+    assert rho["CDA"] > 0.8 and rho["CDA"] > rho["CCA"] + 0.3
+    assert METHODS["cca"] is CCA and METHODS["cda"] is CDA
+    with pytest.raises(ValueError, match="max_samples"):
+        CDA(max_samples=300).fit(X)

@@ -99,7 +99,8 @@ def test_table2_uses_selected_runs_and_the_papers_numbers():
     assert t2.loc["nerv_lam", "paper: faces"] == 0.394
     assert np.isnan(t2.loc["pca", "paper: letter"])  # PCA is not in the paper's Table 2
     # paper rows without a method of ours are listed, with empty columns of ours
-    assert t2.loc["paper:CDA", "paper: letter"] == 0.336 and np.isnan(t2.loc["paper:CDA", "d1"])
+    assert t2.loc["paper:MVU", "paper: letter"] == 0.763 and np.isnan(t2.loc["paper:MVU", "d1"])
+    assert t2.loc["paper:cda", "method"] == "CDA" and t2.loc["paper:cda", "paper: letter"] == 0.336
     assert t2.loc["paper:lle", "method"] == "LLE" and np.isnan(t2.loc["paper:lle", "paper: letter"])
     # our lmds is the paper's LocalMDS row: matched, not appended as a paper-only row
     t = pd.concat([t, pd.DataFrame({"dataset": ["d1"], "group": ["lmds_lam"], "method": ["lmds"],
@@ -108,6 +109,13 @@ def test_table2_uses_selected_runs_and_the_papers_numbers():
     assert t2.loc["lmds_lam", "paper_row"] == "LocalMDS" and t2.loc["lmds_lam", "d1"] == 0.4
     assert t2.loc["lmds_lam", "paper: letter"] == 0.499 and t2.loc["lmds_lam", "paper: timit"] == 0.637
     assert not any(e.startswith("paper:") and "mds" in e.lower() and e != "paper:mds" for e in t2.index)
+    # our cca / cda are the paper's CCA / CDA rows
+    t = pd.concat([t, pd.DataFrame({"dataset": ["d1", "d1"], "group": ["cca", "cda_k"], "method": ["cca", "cda"],
+                                    "knn5_error": [0.45, 0.35], "selected": [True, True]})], ignore_index=True)
+    t2 = table2(t, "nerv_table2").set_index("entry")
+    assert t2.loc["cda_k", "paper_row"] == "CDA" and t2.loc["cda_k", "paper: letter"] == 0.336
+    assert t2.loc["cca", "paper_row"] == "CCA" and t2.loc["cca", "paper: phoneme"] == 0.098
+    assert "paper:cda" not in t2.index and "paper:cca" not in t2.index
 
 
 def test_mds_is_metric_smacof_and_size_guarded():

@@ -8,6 +8,8 @@
   without their row normalisation), i.e. the solutions of (D − S) f = λ D f with fᵀDf = 1.
 * :func:`laplacian_eigenvectors`: the eigenvectors of the unnormalised Laplacian D − W with the smallest non-zero
   eigenvalues (sparse shift-invert Lanczos), the initialisation of COVA-E2–E4.
+* :func:`geodesic_distances`: shortest-path lengths over the undirected k-NN graph with Euclidean edge lengths
+  (Isomap's geodesic distances; the input distances of CDA, NeRV Sec. 4.1).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import connected_components, shortest_path
 
 from .weights import laplacian
 
-__all__ = ["knn_graph", "spectral_embedding", "laplacian_eigenvectors", "fix_signs", "SPECTRAL_SOLVERS"]
+__all__ = ["knn_graph", "spectral_embedding", "laplacian_eigenvectors", "fix_signs", "geodesic_distances",
+           "SPECTRAL_SOLVERS"]
 
 #: Solvers of :func:`spectral_embedding`: dense LAPACK, or scikit-learn's sparse eigensolvers.
 SPECTRAL_SOLVERS: tuple[str, ...] = ("dense", "arpack", "lobpcg", "amg")
@@ -128,3 +131,28 @@ def laplacian_eigenvectors(W: sp.spmatrix, k: int, random_state: int | None = 0)
     V = np.array(vecs[:, n_comp:m])
     fix_signs(V)
     return V
+
+
+def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
+    """Dense (n, n) shortest-path lengths over the undirected graph joining every row of X to its ``n_neighbors``
+    nearest others (:func:`cova.affinity.knn.nearest_neighbors`, Euclidean edge lengths): the geodesic distances
+    of Isomap (Tenenbaum et al. 2000; scikit-learn's ``Isomap.dist_matrix_``), by Dijkstra's algorithm.
+
+    Inherently O(n²) in memory: the caller guards n. A graph in several pieces has no finite distance between
+    them, which is refused (scikit-learn instead joins the pieces by their closest pairs, which changes the data's
+    geometry).
+    """
+    from .knn import nearest_neighbors
+
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    k = int(n_neighbors)
+    if not 1 <= k < n:
+        raise ValueError(f"n_neighbors must be in [1, n - 1] = [1, {n - 1}]; got {n_neighbors}")
+    idx, dist = nearest_neighbors(X, k, method="exact")
+    G = sp.csr_matrix((dist.ravel(), (np.repeat(np.arange(n), k), idx.ravel())), shape=(n, n))
+    n_comp = int(connected_components(G, directed=False)[0])
+    if n_comp > 1:
+        raise ValueError(f"the {k}-nearest-neighbour graph has {n_comp} connected components, so some geodesic "
+                         f"distances are infinite; use more neighbours")
+    return shortest_path(G, method="D", directed=False)

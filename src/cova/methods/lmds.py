@@ -45,7 +45,7 @@ from .constraints import (
 )
 from .nerv import mean_scaled_distances
 
-__all__ = ["LMDS", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]
+__all__ = ["LMDS", "CCA", "CDA", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]
 
 #: Largest n an LMDS fit accepts by default (dense n x n float64 input distances).
 DEFAULT_MAX_SAMPLES = 5000
@@ -248,19 +248,29 @@ class LMDS(Embedder):
             raise ValueError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
         return np.ascontiguousarray(Y)
 
+    def _distances(self, inputs: Any) -> tuple[np.ndarray, np.ndarray, float]:
+        """(X, input distances scaled to mean 1, the scale divided out)."""
+        return mean_scaled_distances(inputs, self.metric, self._validate)
+
+    def _radii(self, D: np.ndarray) -> np.ndarray:
+        return neighbourhood_radii(D, int(self.n_neighbors))
+
+    def _lam(self) -> float:
+        return float(self.lam)
+
     def fit(self, inputs: Any) -> "LMDS":
         """Embed ``inputs.X``; sets ``embedding_`` (n, n_components, in mean-1 input units), ``rho_``,
         ``distance_scale_`` (mean input distance divided out), ``n_iter_`` (T) and ``cost_`` (final cost,
         r = 0)."""
         self._validate_params()
-        X, D, scale = mean_scaled_distances(inputs, self.metric, self._validate)
+        X, D, scale = self._distances(inputs)
         n = X.shape[0]
-        rho = neighbourhood_radii(D, int(self.n_neighbors))
+        rho = self._radii(D)
         rng = np.random.default_rng(self.random_state)
         Y = self._initial(X, n, rng)
         T = int(self.n_iter_per_point) * n
         r0 = float(self.radius_factor) * float(D.max())
-        lam = float(self.lam)
+        lam = self._lam()
         chunk = 1 << 20  # draw the point order in chunks: O(chunk) memory whatever T
         for t0 in range(0, T, chunk):
             order = rng.integers(0, n, size=min(chunk, T - t0))
@@ -271,3 +281,68 @@ class LMDS(Embedder):
         self.n_iter_ = T
         self.cost_ = float(_cost_kernel(Y, D, rho, 0.0, lam))
         return self
+
+
+class CCA(LMDS):
+    """Curvilinear component analysis (Demartines & Hérault 1997), a baseline of NeRV Sec. 4.1: the raw-stress
+    terms of the pairs whose **display** distance is below a radius r annealed to 0,
+
+    ``E = 1/2 sum_i sum_{j != i} (d_x(i,j) - d_y(i,j))^2 1{d_y(i,j) < r}``,
+
+    i.e. the local MDS cost above with λ = 0 and no minimum neighbourhood (ρ_i = 0), optimised by the same
+    stochastic pair updates (the authors' toolbox runs CCA and local MDS through one optimiser,
+    ``ccaoptimization.cc``). Parameters as :class:`LMDS` without ``lam`` and ``n_neighbors``.
+    """
+
+    _parameter_constraints = {k: v for k, v in LMDS._parameter_constraints.items()
+                              if k not in ("lam", "n_neighbors")}
+
+    def __init__(self, n_components: int = 2, n_iter_per_point: int = 400, alpha0: float = 0.25,
+                 radius_factor: float = 1.5, init: Any = "pca", metric: str = "euclidean",
+                 max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
+        self.n_components = n_components
+        self.n_iter_per_point = n_iter_per_point
+        self.alpha0 = alpha0
+        self.radius_factor = radius_factor
+        self.init = init
+        self.metric = metric
+        self.max_samples = max_samples
+        self.random_state = random_state
+
+    def _validate(self, n: int) -> None:
+        check_size(n, self.max_samples, type(self).__name__,
+                   "dense n x n input distances; n_iter_per_point n^2 pair updates")
+
+    def _radii(self, D: np.ndarray) -> np.ndarray:
+        return np.zeros(D.shape[0])
+
+    def _lam(self) -> float:
+        return 0.0
+
+
+class CDA(CCA):
+    """Curvilinear distance analysis (Lee, Lendasse & Verleysen 2004), a baseline of NeRV Sec. 4.1: :class:`CCA`
+    on geodesic input distances, the shortest paths over the Euclidean k-NN graph of ``inputs.X``
+    (:func:`cova.affinity.graphs.geodesic_distances`; ``n_neighbors`` = k, tuned in the paper), scaled to mean 1
+    like the Euclidean ones. Parameters as :class:`CCA`, with ``n_neighbors`` in place of ``metric``.
+    """
+
+    _parameter_constraints = {**{k: v for k, v in CCA._parameter_constraints.items() if k != "metric"},
+                              "n_neighbors": POSITIVE_INT}
+    #: what the k-NN graph and the PCA start use (not a parameter)
+    metric = "euclidean"
+
+    def __init__(self, n_components: int = 2, n_neighbors: int = 10, n_iter_per_point: int = 400,
+                 alpha0: float = 0.25, radius_factor: float = 1.5, init: Any = "pca",
+                 max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.n_iter_per_point = n_iter_per_point
+        self.alpha0 = alpha0
+        self.radius_factor = radius_factor
+        self.init = init
+        self.max_samples = max_samples
+        self.random_state = random_state
+
+    def _distances(self, inputs: Any) -> tuple[np.ndarray, np.ndarray, float]:
+        return mean_scaled_distances(inputs, "geodesic", self._validate, int(self.n_neighbors))

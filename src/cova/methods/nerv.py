@@ -46,6 +46,7 @@ from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
 from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
+from ..affinity.graphs import geodesic_distances
 from .base import Embedder, check_size
 from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
 
@@ -288,7 +289,9 @@ def joint_log_probabilities(log_conditional: np.ndarray) -> np.ndarray:
 # estimators
 # --------------------------------------------------------------------------------------------------------
 
-def _input_distances(X: np.ndarray, metric: str) -> np.ndarray:
+def _input_distances(X: np.ndarray, metric: str, n_neighbors: int | None = None) -> np.ndarray:
+    if metric == "geodesic":  # CDA's (cova.methods.lmds.CDA): shortest paths over the k-NN graph
+        return geodesic_distances(X, int(n_neighbors or 0))
     if metric == "euclidean":
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D (samples x features); got shape {X.shape}")
@@ -302,10 +305,12 @@ def _input_distances(X: np.ndarray, metric: str) -> np.ndarray:
     raise ValueError(f"metric must be 'euclidean' or 'precomputed'; got {metric!r}")
 
 
-def mean_scaled_distances(inputs: Any, metric: str, validate: Any) -> tuple[np.ndarray, np.ndarray, float]:
-    """(X, D / scale, scale) for NeRV and local MDS: X = ``inputs.X`` (or ``inputs``) as float64 with at least 4
-    rows, ``validate(n)`` called before anything O(n²) is allocated (the size guard), input distances
-    (:func:`_input_distances`) divided by their mean over i != j (paper Sec. 3, dredviz)."""
+def mean_scaled_distances(inputs: Any, metric: str, validate: Any,
+                          n_neighbors: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """(X, D / scale, scale) for NeRV, local MDS, CCA and CDA: X = ``inputs.X`` (or ``inputs``) as float64 with at
+    least 4 rows, ``validate(n)`` called before anything O(n²) is allocated (the size guard), input distances
+    (``euclidean``, ``precomputed``, or ``geodesic`` over the ``n_neighbors``-NN graph) divided by their mean over
+    i != j (paper Sec. 3, dredviz)."""
     X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 4:
         raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
@@ -313,7 +318,7 @@ def mean_scaled_distances(inputs: Any, metric: str, validate: Any) -> tuple[np.n
     validate(n)
     if not np.all(np.isfinite(X)):
         raise ValueError("the input contains NaN or infinite values")
-    D = _input_distances(X, metric)
+    D = _input_distances(X, metric, n_neighbors)
     scale = float(D[~np.eye(n, dtype=bool)].mean())
     if not scale > 0:
         raise ValueError("all input points coincide (mean distance 0)")

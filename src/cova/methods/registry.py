@@ -16,7 +16,7 @@ from .dosnes import DOSNES, TSNEAffinity
 from .featmap import FeatMAP
 from .ldmgi import LDMGI
 from .library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
-from .lmds import LMDS
+from .lmds import CCA, CDA, LMDS
 from .mcml import MCML
 from .mkpe import MKPE
 from .mma import MMA
@@ -42,6 +42,8 @@ METHODS: dict[str, type[Embedder]] = {
     "tnerv": TNeRV,
     "snerv": SNeRV,
     "lmds": LMDS,
+    "cca": CCA,
+    "cda": CDA,
     "tsne": TSNE,
     "tsne_exact": ExactTSNE,
     "tsne_affinity": TSNEAffinity,
