@@ -45,8 +45,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
-from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
 from ..affinity.graphs import geodesic_distances
+from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
 from .base import Embedder, check_size
 from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
 
