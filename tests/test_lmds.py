@@ -142,7 +142,10 @@ def test_cca_is_the_local_mds_optimiser_without_radii():
     assert "lam" not in m.get_params() and "n_neighbors" not in m.get_params()
 
 
-def test_geodesic_distances_match_isomap_and_refuse_a_split_graph():
+def test_geodesic_distances_match_isomap_also_on_a_split_graph():
+    """scikit-learn's Isomap geodesics, including its joining of a k-NN graph in pieces (three far blobs)."""
+    import warnings
+
     from sklearn.datasets import make_s_curve
     from sklearn.manifold import Isomap
 
@@ -150,9 +153,14 @@ def test_geodesic_distances_match_isomap_and_refuse_a_split_graph():
 
     X, _ = make_s_curve(200, random_state=0)
     np.testing.assert_allclose(geodesic_distances(X, 8), Isomap(n_neighbors=8).fit(X).dist_matrix_, rtol=1e-10)
-    two = np.r_[np.random.default_rng(0).normal(size=(20, 3)), 100 + np.random.default_rng(1).normal(size=(20, 3))]
-    with pytest.raises(ValueError, match="2 connected components"):
-        geodesic_distances(two, 3)
+    rng = np.random.default_rng(0)
+    three = np.r_[rng.normal(size=(20, 3)), 50 + rng.normal(size=(15, 3)), [0, 90, 0] + rng.normal(size=(25, 3))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn warns that it joins the pieces
+        ref = Isomap(n_neighbors=3).fit(three).dist_matrix_
+    G = geodesic_distances(three, 3)
+    assert np.all(np.isfinite(G)) and G[0, 30] > 40
+    np.testing.assert_allclose(G, ref, rtol=1e-10)
 
 
 def test_cda_unrolls_a_swiss_roll_that_cca_folds():

@@ -122,3 +122,36 @@ def test_neighbour_groups_are_seeded_examples_with_their_nearest_neighbours():
     assert all(np.array_equal(a, b) for a, b in zip(groups, again))
     other = neighbour_groups(X, labels, per_cohort=2, k=4, random_state=6)
     assert any(not np.array_equal(a, b) for a, b in zip(groups, other))
+
+
+def test_fit_times_reads_each_runs_own_time_and_orders_the_entries(tmp_path):
+    """COVA Fig. H.11's renderer: one row per run with l = the samples fitted (the training rows on a split) and
+    the embed job's runtime_s; a degenerate run has no time; the order statement is computed at the largest l
+    every entry ran at."""
+    import pandas as pd
+
+    from cova.datasets import Dataset
+    from cova.embedding import Embedding
+    from cova.experiments.generic import fit_times
+    from cova.inputs import Inputs
+
+    rng = np.random.default_rng(0)
+    runs = []
+    for l in (40, 80):
+        labels = np.arange(l) % 2
+        ds = Dataset(rng.normal(size=(l, 3)), labels, ["a", "b"])
+        ds.save(tmp_path / f"d{l}.npz")
+        train = None if l == 40 else np.arange(l) < 60
+        Inputs(X=ds.X, labels=labels, label_names=ds.label_names, spec={}, train=train).save(tmp_path / f"i{l}.npz")
+        for entry, t in (("fast", 0.01 * l), ("slow", 0.1 * l)):
+            status = "degenerate" if (entry, l) == ("fast", 80) else "ok"
+            Embedding(np.zeros((l, 2)), runtime_s=t, status=status, method=entry).save(tmp_path / f"{entry}{l}.npz")
+            runs.append({"dataset": "d", "inputs": f"i{l}", "entry": entry, "group": entry, "method": entry,
+                         "data": str(tmp_path / f"d{l}.npz"), "inputs_file": str(tmp_path / f"i{l}.npz"),
+                         "embedding": str(tmp_path / f"{entry}{l}.npz")})
+    out = {k: str(tmp_path / f"t.{k}") for k in ("png", "csv", "html")}
+    fit_times({"name": "t", "runs": runs}, out)
+    t = pd.read_csv(out["csv"])
+    assert t[["method_entry", "n_samples"]].values.tolist() == [["fast", 40], ["fast", 60], ["slow", 40], ["slow", 60]]
+    np.testing.assert_allclose(t.runtime_s, [0.4, np.nan, 4.0, 8.0])
+    assert "d at l = 40: fast 0.4 s, slow 4 s" in open(out["html"]).read()

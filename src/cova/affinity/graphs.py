@@ -136,12 +136,15 @@ def laplacian_eigenvectors(W: sp.spmatrix, k: int, random_state: int | None = 0)
 def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
     """Dense (n, n) shortest-path lengths over the undirected graph joining every row of X to its ``n_neighbors``
     nearest others (:func:`cova.affinity.knn.nearest_neighbors`, Euclidean edge lengths): the geodesic distances
-    of Isomap (Tenenbaum et al. 2000; scikit-learn's ``Isomap.dist_matrix_``), by Dijkstra's algorithm.
+    of Isomap (Tenenbaum et al. 2000), by Dijkstra's algorithm.
 
-    Inherently O(n²) in memory: the caller guards n. A graph in several pieces has no finite distance between
-    them, which is refused (scikit-learn instead joins the pieces by their closest pairs, which changes the data's
-    geometry).
+    A graph in several pieces (COIL-20's objects are separate manifolds) is joined as scikit-learn's ``Isomap``
+    joins it: every pair of pieces gets one edge between its two closest points, so the result equals
+    ``Isomap(n_neighbors).fit(X).dist_matrix_`` (scikit-learn does this in a private helper, hence our own loop).
+    Inherently O(n²) in memory: the caller guards n.
     """
+    from scipy.spatial.distance import cdist
+
     from .knn import nearest_neighbors
 
     X = np.asarray(X, dtype=np.float64)
@@ -150,9 +153,12 @@ def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
     if not 1 <= k < n:
         raise ValueError(f"n_neighbors must be in [1, n - 1] = [1, {n - 1}]; got {n_neighbors}")
     idx, dist = nearest_neighbors(X, k, method="exact")
-    G = sp.csr_matrix((dist.ravel(), (np.repeat(np.arange(n), k), idx.ravel())), shape=(n, n))
-    n_comp = int(connected_components(G, directed=False)[0])
-    if n_comp > 1:
-        raise ValueError(f"the {k}-nearest-neighbour graph has {n_comp} connected components, so some geodesic "
-                         f"distances are infinite; use more neighbours")
-    return shortest_path(G, method="D", directed=False)
+    G = sp.lil_matrix(sp.csr_matrix((dist.ravel(), (np.repeat(np.arange(n), k), idx.ravel())), shape=(n, n)))
+    n_comp, comp = connected_components(G.tocsr(), directed=False)
+    members = [np.flatnonzero(comp == c) for c in range(n_comp)]
+    for a in range(n_comp):
+        for b in range(a):
+            D = cdist(X[members[a]], X[members[b]])
+            i, j = np.unravel_index(int(np.argmin(D)), D.shape)
+            G[members[a][i], members[b][j]] = G[members[b][j], members[a][i]] = D[i, j]
+    return shortest_path(G.tocsr(), method="D", directed=False)

@@ -4,6 +4,7 @@
 - ``scatter_grid``: one cohort scatter per run, datasets as rows (e.g. COVA Fig. 2 / H.4).
 - ``sweep``: scores against one swept parameter (e.g. COVA Fig. H.3, the α sweep).
 - ``heatmap``: one heat map per score over two swept parameters (e.g. COVA Fig. H.2, eigen-COVA α × η).
+- ``fit_times``: every run's fit time against its number of samples (e.g. COVA Fig. H.11).
 
 Scores are fractions in the CSV; the paper's printed numbers, in percent, in ``paper_*`` columns where the
 experiment names a ``reference``.
@@ -21,12 +22,13 @@ from ..inputs import Inputs
 from ..metrics.neighborhood import knn_indices
 from ..metrics.retrieval import knn_misclassified
 from ..viz.figures import save_figure
+from ..viz.tables import write_csv_atomic, write_html_atomic
 from ..viz.panels import ScatterPanel, scatter_grid_figure
 from ..viz.scatter import format_scores
 from ..viz.sweeps import heatmap_figure, sweep_figure
-from .common import DEFAULT_SCORES, RunLoader, records, with_reference, write_tables
+from .common import DEFAULT_SCORES, RunLoader, findings_note, records, with_reference, write_tables
 
-__all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "neighbour_groups"]
+__all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "fit_times", "time_order", "neighbour_groups"]
 
 
 def _original_panel(inp: Inputs) -> ScatterPanel:
@@ -139,3 +141,55 @@ def heatmap(spec: dict[str, Any], out: dict[str, str]) -> None:
     write_tables(spec, table, out)
     examples = _example_panels(spec, table, spec["examples"]) if spec.get("examples") else []
     save_figure(heatmap_figure(table, x, y, scores, spec.get("title", spec["name"]), examples), out["png"])
+
+
+def time_order(table: pd.DataFrame) -> str:
+    """Computed statement for :func:`fit_times`: per data set, the method entries from fastest to slowest at the
+    largest number of samples that every entry ran at."""
+    parts = []
+    for dataset, g in table[table.status == "ok"].groupby("dataset", sort=False):
+        common = set.intersection(*(set(h.n_samples) for _, h in g.groupby("method_entry")))
+        if not common:
+            continue
+        at = g[g.n_samples == max(common)].sort_values("runtime_s", kind="stable")
+        order = ", ".join(f"{e} {t:.3g} s" for e, t in zip(at.method_entry, at.runtime_s))
+        parts.append(f"{dataset} at l = {max(common)}: {order}")
+    return " Computed from this table: " + "; ".join(parts) + "." if parts else ""
+
+
+def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Every run's fit time against its number of samples l, one line per method entry on log-log axes (COVA Fig.
+    H.11). The time is the embed job's own measurement (``Embedding.runtime_s``: the wall-clock seconds of ``fit``,
+    plus ``transform`` of the held-out rows on a split) with the job's threads; l is the number of samples fitted
+    (the training rows on a split). A degenerate run has no time point."""
+    import matplotlib.pyplot as plt
+
+    load, rows = RunLoader(), []
+    for run in spec["runs"]:
+        emb, inp = load.embedding(run), load.run_inputs(run)
+        n_fit = int(inp.train.sum()) if inp.train is not None else inp.n_samples
+        rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["group"],
+                     "method": run["method"], "n_samples": n_fit, "status": emb.status,
+                     "runtime_s": float(emb.runtime_s) if emb.status == "ok" else np.nan})
+    table = pd.DataFrame(rows).sort_values(["dataset", "method_entry", "n_samples"], kind="stable",
+                                           ignore_index=True)
+    note = findings_note(spec, time_order(table))
+    write_csv_atomic(table, out["csv"])
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
+    datasets = list(dict.fromkeys(table.dataset))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6.4 * len(datasets), 4.8), dpi=100, squeeze=False)
+    markers = "osD^vP*Xph<>"
+    for ax, d in zip(axes[0], datasets):
+        g = table[(table.dataset == d) & (table.status == "ok")]
+        for i, (entry, h) in enumerate(g.groupby("method_entry", sort=False)):
+            ax.plot(h.n_samples, h.runtime_s, marker=markers[i % len(markers)], ms=4, color=f"C{i % 10}",
+                    linestyle="-" if i < 10 else "--", label=entry)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("samples fitted, l")
+        ax.set_ylabel("fit wall-clock seconds (the embed job's threads)")
+        ax.set_title(d, fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7, ncol=2)
+    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    save_figure(fig, out["png"])

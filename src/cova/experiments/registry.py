@@ -22,7 +22,7 @@ from .featmap.figures import (
     featmap_saliency,
     featmap_table,
 )
-from .generic import heatmap, scatter_grid, score_table, sweep
+from .generic import fit_times, heatmap, scatter_grid, score_table, sweep
 from .nerv.panels import nerv_panels
 from .nerv.retrieval import retrieval
 
@@ -32,7 +32,7 @@ Renderer = Callable[[dict[str, Any], dict[str, str]], None]
 
 RENDERERS: dict[str, Renderer] = {
     # any paper
-    "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap,
+    "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap, "fit_times": fit_times,
     # NeRV (Venna et al. 2010)
     "retrieval": retrieval, "nerv_panels": nerv_panels,
     # COVA: Tables 1-2, the Cora figures (Sec. 4.3, H.3), the image-cohort figures (Sec. 4.2, H.2)
