@@ -22,10 +22,10 @@ from ..inputs import Inputs
 from ..metrics.neighborhood import knn_indices
 from ..metrics.retrieval import knn_misclassified
 from ..viz.figures import save_figure
-from ..viz.tables import write_csv_atomic, write_html_atomic
 from ..viz.panels import ScatterPanel, scatter_grid_figure
 from ..viz.scatter import format_scores
 from ..viz.sweeps import heatmap_figure, sweep_figure
+from ..viz.tables import write_csv_atomic, write_html_atomic
 from .common import DEFAULT_SCORES, RunLoader, findings_note, records, with_reference, write_tables
 
 __all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "fit_times", "time_order", "neighbour_groups"]
