@@ -24,8 +24,10 @@ from cova.cohorts import (
     graph_similarity,
     label_matrix,
     laplacian_prototypes,
+    loe_prototypes,
     make_prototypes,
     normalize_prototypes,
+    ordinal_triples,
     pair_distances,
     probability_confidence,
     rescale,
@@ -549,7 +551,7 @@ def test_make_prototypes_dispatch():
     np.testing.assert_allclose(Dp / Dp.max(), Dm / Dm.max(), atol=1e-10)
     with pytest.raises(
         ValueError,
-        match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given', 'sne', 'laplacian'\]",
+        match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given', 'sne', 'laplacian', 'loe'\]",
     ):
         make_prototypes("spe", X=X, labels=y)
     with pytest.raises(ValueError, match="given"):
@@ -762,3 +764,55 @@ def test_make_prototypes_new_kinds_centred_rms_rho():
     np.testing.assert_allclose(outs["tsne_given"], normalize_prototypes(tsne_prototypes(G, kind="distance"), 2.5))
     with pytest.raises(ValueError, match="matrix is required"):
         make_prototypes("sne", labels=y, proximity="given")
+
+
+# ---------------------------------------------------------------------------------------------------- LOE (H.7)
+
+def test_loe_objective_gradient_matches_finite_differences():
+    from cova.objectives.ordinal import loe_cost_and_grad
+
+    rng = np.random.default_rng(5)
+    Y = rng.normal(size=(9, 2))
+    triples = ordinal_triples(_pairwise(rng.normal(size=(9, 2))), kind="distance", n_neighbors=2)
+    cost, G = loe_cost_and_grad(Y, triples)
+    assert cost > 0 and triples.shape[0] > 0
+    assert _fd_relative_error(lambda y, t: loe_cost_and_grad(y, t), Y, triples) < 1e-6
+    # brute force value: every triple's squared hinge
+    d = _pairwise(Y)
+    brute = sum(max(0.0, d[i, j] + 1.0 - d[i, l]) ** 2 for i, j, l in triples)
+    assert cost == pytest.approx(brute, rel=1e-12)
+
+
+def test_ordinal_triples_keep_ties_of_a_binary_graph():
+    # a binary graph: row 0 has three neighbours (more than k = 2, all tied), row 3 one (fewer than k)
+    A = np.zeros((5, 5))
+    for i, j in ((0, 1), (0, 2), (0, 4), (3, 4)):
+        A[i, j] = A[j, i] = 1.0
+    t = ordinal_triples(A, kind="similarity", n_neighbors=2)
+    by_row = {i: {(int(j), int(l)) for r, j, l in t if r == i} for i in range(5)}
+    assert by_row[0] == {(j, 3) for j in (1, 2, 4)}
+    assert by_row[3] == {(4, l) for l in (0, 1, 2)}
+    # a continuous distance: exactly k neighbours, everything else farther
+    x = np.array([0.0, 1.0, 3.0, 6.0, 10.0])
+    t = ordinal_triples(np.abs(x[:, None] - x[None, :]), kind="distance", n_neighbors=2)
+    assert {(int(j), int(l)) for r, j, l in t if r == 0} == {(j, l) for j in (1, 2) for l in (3, 4)}
+    assert ordinal_triples(np.ones((4, 4)), n_neighbors=2).shape == (0, 3)  # no order at all
+
+
+def test_loe_prototypes_keep_the_neighbour_order_of_a_circle():
+    """12 points on a circle: LOE's prototypes satisfy every ordinal constraint (objective 0 at margin 1), so
+    their 2-NN graph is the input's; deterministic for a seed."""
+    from cova.objectives.ordinal import loe_cost_and_grad
+
+    t = 2 * np.pi * np.arange(12) / 12
+    D = _pairwise(np.c_[np.cos(t), np.sin(t)])
+    Y = loe_prototypes(D, kind="distance", random_state=1)
+    assert Y.shape == (12, 2) and np.allclose(Y.mean(axis=0), 0)
+    assert loe_cost_and_grad(Y, ordinal_triples(D, kind="distance"))[0] < 1e-8
+    from cova.affinity.graphs import knn_graph
+
+    np.testing.assert_array_equal(knn_graph(_pairwise(Y), 2), knn_graph(D, 2))
+    np.testing.assert_array_equal(Y, loe_prototypes(D, kind="distance", random_state=1))
+    P = make_prototypes("loe", X=np.c_[np.cos(t), np.sin(t)], labels=np.arange(12), proximity="centres",
+                        random_state=1)
+    assert P.shape == (12, 2) and np.sqrt(np.mean(np.sum(P ** 2, axis=1))) == pytest.approx(3.0)
