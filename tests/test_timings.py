@@ -82,3 +82,35 @@ def test_render_writes_table_page_and_figure(run, tmp_path):
     assert set(csv["kind"]) == {"rule", "experiment", "estimate"}
     assert "Per experiment" in open(out["html"]).read()
     assert (tmp_path / "timings.png").stat().st_size > 10_000
+
+
+def test_whole_run_script_times_each_configuration_from_its_own_jobs(tmp_path):
+    """benchmarks/whole_run.py: a configuration is timed from the benchmark files of the jobs its Plan asks for
+    (plus the rules without wildcards); a job of another configuration does not count, a missing one is
+    reported."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("whole_run", root / "benchmarks" / "whole_run.py")
+    whole_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(whole_run)
+    from cova.config import BENCHMARK_DIR, Plan, read_config_file, resolve_overlay
+
+    plan = Plan(resolve_overlay(read_config_file(root / "config/ci.yaml"), root))
+    chain = plan.timing_plan()["runs"][0]
+    jobs = tmp_path / "jobs"
+
+    def write(rel: str, wall: float, cpu: float) -> None:
+        path = jobs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{wall}\t0:00:01\t10\t{cpu}\n")
+
+    for f in chain:
+        write(f.split(f"{BENCHMARK_DIR}/", 1)[1], 2.0, 1.0)
+    write("embed/other/x-1/pca/pca-2.tsv", 100.0, 100.0)  # a job no run of this config has
+    write("scores_table.tsv", 3.0, 4.0)  # a rule without wildcards: part of every configuration
+    row = whole_run.estimate(str(root / "config/ci.yaml"), str(jobs))
+    assert row["jobs_measured"] == len(chain) and row["jobs_missing"] == row["jobs_planned"] - len(chain)
+    assert row["core_s"] == pytest.approx(2.0 * len(chain) + 4.0)
+    assert row["critical_s"] >= 2.0 * len(chain)
