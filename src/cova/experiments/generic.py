@@ -177,7 +177,7 @@ def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
     write_csv_atomic(table, out["csv"])
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
     datasets = list(dict.fromkeys(table.dataset))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6.4 * len(datasets), 4.8), dpi=100, squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(max(8.5, 6.4 * len(datasets)), 5.2), dpi=100, squeeze=False)
     markers = "osD^vP*Xph<>"
     for ax, d in zip(axes[0], datasets):
         g = table[(table.dataset == d) & (table.status == "ok")]
@@ -186,6 +186,9 @@ def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
                     linestyle="-" if i < 10 else "--", label=entry)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        sizes = sorted(set(g.n_samples))
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.minorticks_off()
         ax.set_xlabel("samples fitted, l")
         ax.set_ylabel("fit wall-clock seconds (the embed job's threads)")
         ax.set_title(d, fontsize=9)
