@@ -329,20 +329,14 @@ class CDA(CCA):
 
     _parameter_constraints = {**{k: v for k, v in CCA._parameter_constraints.items() if k != "metric"},
                               "n_neighbors": POSITIVE_INT}
-    #: what the k-NN graph and the PCA start use (not a parameter)
-    metric = "euclidean"
 
     def __init__(self, n_components: int = 2, n_neighbors: int = 10, n_iter_per_point: int = 400,
                  alpha0: float = 0.25, radius_factor: float = 1.5, init: Any = "pca",
                  max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
-        self.n_components = n_components
+        # metric stays "euclidean" (the k-NN graph and the PCA start); it is not a CDA parameter
+        super().__init__(n_components=n_components, n_iter_per_point=n_iter_per_point, alpha0=alpha0,
+                         radius_factor=radius_factor, init=init, max_samples=max_samples, random_state=random_state)
         self.n_neighbors = n_neighbors
-        self.n_iter_per_point = n_iter_per_point
-        self.alpha0 = alpha0
-        self.radius_factor = radius_factor
-        self.init = init
-        self.max_samples = max_samples
-        self.random_state = random_state
 
     def _distances(self, inputs: Any) -> tuple[np.ndarray, np.ndarray, float]:
         return mean_scaled_distances(inputs, "geodesic", self._validate, int(self.n_neighbors))
