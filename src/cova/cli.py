@@ -75,14 +75,17 @@ def cmd_embed(a: argparse.Namespace) -> None:
     if COHORT_INPUTS & set(est.requires()) and inputs.labels is not None:
         require_cohorts(np.unique(inputs.labels).size, f"method {a.method!r} (it uses the cohorts of inputs "
                         f"{a.inputs})")
-    train = inputs.train
+    train, hidden = inputs.train, ""
+    if train is not None and est.semi_supervised:
+        hidden = f" ({int((~train).sum())} test samples without their labels)"
+        inputs, train = inputs.semi_supervised(), None
     if train is not None and not callable(getattr(est, "transform", None)):
         raise ValueError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
                          f"inputs with a train/test split (inputs {a.inputs}); use a projection model (cova_p1-p4, "
-                         f"eigen_cova, pca, ...) or remove the split")
+                         f"eigen_cova, nca, s_isomap), a semi-supervised method (snerv, pe) or remove the split")
     fit_on = inputs.training()
     log.info("fitting %r on %d samples%s", est, fit_on.n_samples,
-             "" if train is None else f" (training split; {int((~train).sum())} test samples by transform)")
+             hidden if train is None else f" (training split; {int((~train).sum())} test samples by transform)")
     t0 = time.perf_counter()
     status = "ok"
     extras: dict[str, np.ndarray] = {}

@@ -240,8 +240,14 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
         raise ConfigError(f"config key inputs.{run['inputs']}: {err}") from None
     for entry in run["methods"]:
         m = config["methods"][entry]
+        cls = METHODS[m["method"]]
+        if "split" in block and not cls.semi_supervised and not callable(getattr(cls, "transform", None)):
+            raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) has no transform for the "
+                              f"test rows of inputs block {run['inputs']!r}'s split and does not take unlabelled "
+                              f"samples; use a projection model (cova_p1-p4, eigen_cova, nca, s_isomap), a "
+                              f"semi-supervised method (snerv, pe) or inputs without a split")
         for _, params, _ in expand_grid(entry, m):
-            missing = [name for name in METHODS[m["method"]](**params).requires() if name not in provided]
+            missing = [name for name in cls(**params).requires() if name not in provided]
             if missing:
                 raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) needs "
                                   f"{', '.join(missing)}, which inputs block {run['inputs']!r} does not provide "

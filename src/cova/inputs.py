@@ -15,9 +15,15 @@ subset:     {n_classes: 10, n_per_class: 100}                # optional: nested 
 split:      {train_fraction: 0.3}                            # optional: stratified train/test split (Fig. 7, H.10)
 ```
 
+``split: {n_folds: 10, fold: 3}`` instead holds out fold 3 of a seeded stratified 10-fold partition (NeRV Sec. 5.3):
+the blocks ``fold: 0 … 9`` of one configuration share the seed, so their test rows partition the data. A block
+without weights, confidence and prototypes (X and the labels only) takes a split too.
+
 With ``split``, W, R, Υ (and a PCA) are built from the training rows only; ``Inputs.train`` marks them, ``W`` and
 ``R`` cover the training rows in their original order, and the embed step fits on :meth:`Inputs.training` and maps
-the test rows with the method's ``transform`` (out-of-sample, Sec. 3.2). With ``cohorts: {kind: predicted}`` the
+the test rows with the method's ``transform`` (out-of-sample, Sec. 3.2); a method that takes unlabelled samples
+(``Embedder.semi_supervised``) is fitted on :meth:`Inputs.semi_supervised` instead: every row, the test rows'
+labels hidden (NeRV Sec. 5.3: test locations are known during training, their labels are not). With ``cohorts: {kind: predicted}`` the
 inputs also carry the true labels and the gold-standard prototypes built from them (Fig. 5).
 
 When ``features`` or ``cohorts`` change X or the labels, the changed arrays are stored in ``inputs.npz`` and
@@ -203,6 +209,18 @@ class Inputs:
                       labels=None if self.labels is None else self.labels[self.train], label_names=self.label_names,
                       W=self.W, R=self.R, prototypes=self.prototypes, spec=self.spec, degree=self.degree)
 
+    def semi_supervised(self) -> "Inputs":
+        """Every row with the labels of a split's test rows hidden: they are set to -1 and ``labelled`` marks the
+        training rows (what a method that takes unlabelled samples is fitted on, NeRV Sec. 5.3); ``self`` without
+        a split. W, R and Υ are left out: on a split they cover the training rows only."""
+        if self.train is None:
+            return self
+        labels = None
+        if self.labels is not None:
+            labels = np.where(self.train, self.labels, -1)
+        return Inputs(X=self.X, labels=labels, label_names=self.label_names, spec=self.spec,
+                      labelled=self.train.copy())
+
     def save(self, path: str | os.PathLike, *, with_X: bool = False, with_labels: bool = False) -> None:
         """Write every present field and the spec atomically (no pickles). X and the labels are written only
         when the inputs block changed them (otherwise they stay in the dataset file); ``provides`` records which
@@ -306,13 +324,43 @@ def stratified_split(labels: np.ndarray, train_fraction: float, seed: int = 0) -
     return train
 
 
+def stratified_fold(labels: np.ndarray, n_folds: int, fold: int, seed: int = 0) -> np.ndarray:
+    """Boolean training mask holding out fold ``fold`` of a seeded stratified ``n_folds``-fold partition
+    (scikit-learn's ``StratifiedKFold`` with shuffling): for one seed the test rows of folds 0 … n_folds − 1
+    partition the rows."""
+    from sklearn.model_selection import StratifiedKFold
+
+    k, f = int(n_folds), int(fold)
+    if k < 2:
+        raise ValueError(f"split.n_folds must be at least 2, got {k}")
+    if not 0 <= f < k:
+        raise ValueError(f"split.fold must be in 0 … n_folds − 1 = 0 … {k - 1}, got {f}")
+    counts = np.bincount(np.unique(labels, return_inverse=True)[1])
+    if counts.min() < k:
+        raise ValueError(f"a stratified {k}-fold split needs at least {k} samples in every cohort; the smallest "
+                         f"has {int(counts.min())}")
+    folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=int(seed)).split(np.zeros(labels.shape[0]), labels)
+    test = next(t for i, (_, t) in enumerate(folds) if i == f)
+    train = np.ones(labels.shape[0], dtype=bool)
+    train[test] = False
+    return train
+
+
+def split_mask(labels: np.ndarray, split: dict[str, Any], seed: int = 0) -> np.ndarray:
+    """The training mask of an inputs block's ``split``: ``{train_fraction}`` (:func:`stratified_split`) or
+    ``{n_folds, fold}`` (:func:`stratified_fold`)."""
+    if "train_fraction" in split:
+        return stratified_split(labels, split["train_fraction"], seed=seed)
+    return stratified_fold(labels, split["n_folds"], split["fold"], seed=seed)
+
+
 #: Keys an inputs block may combine with ``graph`` / ``relation`` (the rest belong to vector blocks only).
 GRAPH_KEYS = {"graph", "features", "cohorts", "confidence", "prototypes", "subset"}
 RELATION_KEYS = {"relation", "subset"}
 #: A vector block builds W, R and Υ from these sub-blocks; without any of them it provides only X and the labels
 #: (methods that build their own graph from X, e.g. featMAP and its baselines).
 VECTOR_BUILT_KEYS = {"weights", "confidence", "prototypes"}
-POINTS_KEYS = {"features", "cohorts", "subset"}
+POINTS_KEYS = {"features", "cohorts", "subset", "split"}
 #: The keys of the ``relation`` sub-block for each of its sources (co-embedding paper Sec. 4: documents × words,
 #: Eq. 44 between two point groups, hop distances of link data).
 RELATION_SOURCE_KEYS: dict[str, frozenset[str]] = {
@@ -383,6 +431,10 @@ def provided_inputs(spec: dict[str, Any]) -> set[str]:
 
     Raises ``ValueError`` for a combination of keys the block kind does not accept."""
     kind = block_kind(spec)
+    split = spec.get("split") or {}
+    if "n_folds" in split and not 0 <= int(split.get("fold", -1)) < int(split["n_folds"]):
+        raise ValueError(f"split.fold = {split.get('fold')!r} must be in 0 … n_folds − 1 = 0 … "
+                         f"{int(split['n_folds']) - 1}")
     if kind == "vectors" and not set(spec) & VECTOR_BUILT_KEYS:
         extra = sorted(set(spec) - POINTS_KEYS)
         if extra:
@@ -709,10 +761,13 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
         return _relation_inputs(dataset, spec, seed)
     if provided_inputs(spec) == {"X", "labels"}:
         labels, names = assign_cohorts(dataset, spec.get("cohorts"), seed=seed)
-        X, facts = transform_features(dataset, spec.get("features"), labels=labels, seed=seed)
+        train = split_mask(labels, spec["split"], seed=seed) if spec.get("split") else None
+        X, facts = transform_features(dataset, spec.get("features"), labels=labels, seed=seed, fit_rows=train)
         if sub:
             facts = dict(facts, n_samples=int(labels.shape[0]), n_cohorts=len(names))
-        return Inputs(X=X, labels=labels, label_names=names, spec=dict(spec, seed=seed, **facts))
+        if train is not None:
+            facts = dict(facts, n_train=int(train.sum()), n_test=int((~train).sum()))
+        return Inputs(X=X, labels=labels, label_names=names, spec=dict(spec, seed=seed, **facts), train=train)
     split = spec.get("split")
     cohorts = dict(spec.get("cohorts") or {"kind": "given"})
     predicted = cohorts.get("kind") == "predicted"
@@ -738,7 +793,7 @@ def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Input
     if np.any(counts < 2):
         empty = [names[j] for j in np.flatnonzero(counts < 2)]
         raise ValueError(f"cohorts {empty} have fewer than 2 samples; COVA's scores and Eq. 10 need at least 2")
-    train = stratified_split(labels, split["train_fraction"], seed=seed) if split else None
+    train = split_mask(labels, split, seed=seed) if split else None
     if not predicted:
         X, facts = transform_features(dataset, spec.get("features"), labels=labels, seed=seed, fit_rows=train)
     rows = np.arange(labels.shape[0]) if train is None else np.flatnonzero(train)

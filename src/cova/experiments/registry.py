@@ -25,6 +25,7 @@ from .featmap.figures import (
 from .generic import fit_times, heatmap, scatter_grid, score_table, sweep
 from .nerv.panels import nerv_panels
 from .nerv.retrieval import retrieval
+from .nerv.supervised import cv_error
 
 __all__ = ["RENDERERS", "render"]
 
@@ -34,7 +35,7 @@ RENDERERS: dict[str, Renderer] = {
     # any paper
     "score_table": score_table, "scatter_grid": scatter_grid, "sweep": sweep, "heatmap": heatmap, "fit_times": fit_times,
     # NeRV (Venna et al. 2010)
-    "retrieval": retrieval, "nerv_panels": nerv_panels,
+    "retrieval": retrieval, "nerv_panels": nerv_panels, "cv_error": cv_error,
     # COVA: Tables 1-2, the Cora figures (Sec. 4.3, H.3), the image-cohort figures (Sec. 4.2, H.2)
     "highlight_grid": highlight_grid, "link_graphs": link_graphs,
     "link_panels": link_panels, "reference_sweep": reference_sweep,

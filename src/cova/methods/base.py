@@ -48,6 +48,10 @@ class Embedder(BaseEstimator):
       what is read (e.g. ``affinity="inputs"`` reads W instead of X). The configuration is refused before any
       job runs when a method entry's inputs block does not provide these (:func:`cova.inputs.provided_inputs`);
     - ``geometry``: ``"plane"`` (points in R^k) or ``"sphere"`` (points on a sphere in R^k);
+    - ``semi_supervised``: ``True`` for a method that takes unlabelled samples (it reads the labels of the rows
+      of ``inputs.labelled`` only, when given). On inputs with a train/test split it is fitted on every row with
+      the test labels hidden (:meth:`cova.inputs.Inputs.semi_supervised`, NeRV Sec. 5.3) instead of on the
+      training rows plus ``transform``;
     - ``extra_outputs``: names of fitted array attributes (ending in ``_``) that the embed step saves beside the
       embedding in ``embedding.npz`` (as ``extra_<name without the underscore>``) and that renderers read back
       without refitting (:class:`cova.embedding.Embedding`).
@@ -59,6 +63,7 @@ class Embedder(BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
     required_inputs: ClassVar[tuple[str, ...]] = ("X",)
     geometry: ClassVar[str] = "plane"
+    semi_supervised: ClassVar[bool] = False
     extra_outputs: ClassVar[tuple[str, ...]] = ()
     prototypes_: np.ndarray | None = None
 

@@ -22,10 +22,12 @@ from .mkpe import MKPE
 from .mma import MMA
 from .nerv import NeRV, TNeRV
 from .nse import NSE, LaplacianEigenmaps
+from .pe import ParametricEmbedding
 from .sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
 from .sne import SNE, ExactTSNE
 from .snerv import SNeRV
 from .supervised import SupervisedNSE, SupervisedSNE, SupervisedTSNE
+from .supervised_isomap import SupervisedIsomap
 from .tsne import TSNE
 
 METHODS: dict[str, type[Embedder]] = {
@@ -41,6 +43,8 @@ METHODS: dict[str, type[Embedder]] = {
     "nerv": NeRV,
     "tnerv": TNeRV,
     "snerv": SNeRV,
+    "pe": ParametricEmbedding,
+    "s_isomap": SupervisedIsomap,
     "lmds": LMDS,
     "cca": CCA,
     "cda": CDA,

@@ -237,8 +237,9 @@ def learning_metric_distances(posterior: ClassPosterior, X: np.ndarray, n_pieces
     For a pair (x1, x2) and ``u_t = (t + 1/2) / T``: ``||x1 + u (x2 - x1) - m_k||^2 = (1 - u) e1_k + u e2_k -
     u (1 - u) D12`` and ``(m_k - x1) . (x2 - x1) = (e1_k + D12 - e2_k) / 2`` with ``e_k = ||x - m_k||^2``,
     ``D12 = ||x2 - x1||^2``; since ``sum_k (pi_{k|c} - pi_k) = 0``, ``grad log p(c|x) . Delta = (1 / (T sigma^2))
-    sum_k (pi_{k|c} - pi_k) (m_k - x1) . (x2 - x1)``. Pairs i < j are computed in blocks and mirrored, so
-    the result is exactly symmetric with a zero diagonal."""
+    sum_k (pi_{k|c} - pi_k) (m_k - x1) . (x2 - x1)``. With ``pi_{k|c} = pi_k beta_ck / p(c|x)`` each piece
+    needs K exponentials and two (K, C) products, not C K exponentials. Pairs i < j are computed in blocks and
+    mirrored, so the result is exactly symmetric with a zero diagonal."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     T = int(n_pieces)
@@ -254,6 +255,7 @@ def learning_metric_distances(posterior: ClassPosterior, X: np.ndarray, n_pieces
     iu, ju = np.triu_indices(n, k=1)
     out = np.zeros(iu.size)
     block = max(1, _BLOCK_ENTRIES // (T * C * K))
+    beta = np.exp(logbeta)                                             # (C, K)
     for start in range(0, iu.size, block):
         i = iu[start:start + block]
         j = ju[start:start + block]
@@ -261,13 +263,15 @@ def learning_metric_distances(posterior: ClassPosterior, X: np.ndarray, n_pieces
         sq = ((1 - u)[None, :, None] * e1[:, None, :] + u[None, :, None] * e2[:, None, :]
               - (u * (1 - u))[None, :, None] * d12[:, :, None])           # (b, T, K)
         G = -sq / (2.0 * s2)
-        logpi = G - logsumexp(G, axis=2, keepdims=True)                   # (b, T, K)
-        L = logpi[:, :, None, :] + logbeta[None, None]                    # (b, T, C, K)
-        logp = logsumexp(L, axis=3, keepdims=True)                        # (b, T, C, 1)
-        diff = np.exp(L - logp) - np.exp(logpi)[:, :, None, :]            # pi_{k|c} - pi_k
+        pi = np.exp(G - logsumexp(G, axis=2, keepdims=True))              # pi_k (b, T, K)
         v = 0.5 * (e1 + d12 - e2) / (T * s2)                              # (b, K)
-        s = np.einsum("btck,bk->btc", diff, v)
-        quad = np.sum(np.exp(logp[..., 0]) * s * s, axis=2)               # (b, T)
+        piv = pi * v[:, None, :]
+        p = pi @ beta.T                                                   # p(c|x) = sum_k pi_k beta_ck (b, T, C)
+        a = piv @ beta.T                                                  # sum_k pi_k beta_ck v_k
+        w = piv.sum(axis=2, keepdims=True)                                # sum_k pi_k v_k
+        # s_c = sum_k (pi_{k|c} - pi_k) v_k with pi_{k|c} = pi_k beta_ck / p_c; a class with p_c = 0 adds nothing
+        s = np.divide(a, p, out=np.zeros_like(a), where=p > 0) - w
+        quad = np.sum(p * s * s, axis=2)                                  # (b, T)
         out[start:start + block] = np.sqrt(np.maximum(quad, 0.0)).sum(axis=1)
     D = np.zeros((n, n))
     D[iu, ju] = out
@@ -296,6 +300,7 @@ class SNeRV(Embedder):
     """
 
     required_inputs = ("X", "labels")
+    semi_supervised = True
 
     _parameter_constraints = {
         "n_components": POSITIVE_INT,

@@ -11,7 +11,9 @@ Registered metrics (COVA App. G unless stated): ``s_n`` (Eq. G.2), ``s_s``, ``s_
 method placed cohorts at, else Υ), ``s_c_aligned`` (S_c after a similarity Procrustes fit of the cohort centres to
 Υ), ``s_c_r`` (Eq. G.1), ``trustworthiness_continuity`` (Venna & Kaski; ``trustworthiness``, ``continuity``),
 ``s_c_r_orig`` (Eq. G.1 against the "original" cohort graph of Sec. 4.2, the κ-NN graph of the Eq. 6 similarity
-of W) and ``gold`` (Fig. 5: S_c^(r) against the gold-standard prototypes and S_s of the true labels).
+of W), ``gold`` (Fig. 5: S_c^(r) against the gold-standard prototypes and S_s of the true labels) and, on a
+train/test split, ``heldout_knn_error`` (NeRV Sec. 5.3: the test rows classified by their k = ``knn_k`` nearest
+training rows in the display).
 
 Measures of graph embeddings (ours; the DOSNES paper judges its figures by eye, :mod:`.crowding` and
 :mod:`.display_neighbours`): ``radial_cv``, ``centre_fraction``, ``degree_radius_rho``, ``knn_accuracy`` (k =
@@ -57,6 +59,7 @@ from .density import radius_correlation
 from .display_neighbours import graph_precision, knn_accuracy, knn_accuracy_series
 from .global_structure import centroid_triplet_accuracy, pairwise_subsample, shepard_goodness_and_stress
 from .neighborhood import trustworthiness_continuity
+from .retrieval import heldout_knn_error
 
 __all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "MEAN_RANK_TOP", "FEATMAP_K", "FEATMAP_KNN_KS",
            "FEATMAP_KEYS", "register", "groups", "check_groups", "evaluate", "nan_scores", "metric_keys"]
@@ -79,7 +82,8 @@ class ScoreData:
     placed cohorts at (Υ for COVA E1-E4 and P1-P4, E for eigen-COVA); ``original_graph`` the boolean (c, c) κ-NN
     graph of the Eq. 6 cohort similarity of W; ``relation`` the inputs' :class:`~cova.inputs.Relation`;
     ``columns`` the embedded column objects of a relation run (the method's extra ``column_embedding``) and
-    ``column_labels`` their classes (the relation's column labels); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
+    ``column_labels`` their classes (the relation's column labels); ``train`` the training rows of a split (scope
+    ``all`` only); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
     normalisation (both over the rows scored); ``kl`` the final KL divergence the method reported. The settings
     (:data:`SETTINGS`) are always present: ``geometry`` of the embedding (``"plane"`` or ``"sphere"``), κ, and the
     k of the neighbourhood scores.
@@ -100,6 +104,7 @@ class ScoreData:
     kl: float | None = None
     columns: np.ndarray | None = None
     column_labels: np.ndarray | None = None
+    train: np.ndarray | None = None
     n_neighbors: int = 12
     kappa: int = 2
     geometry: str = "plane"
@@ -204,6 +209,11 @@ def _s_c_r_orig(d: ScoreData) -> dict[str, float]:
 def _gold(d: ScoreData) -> dict[str, float]:
     return {"s_c_r_gold": s_c_r(d.Z, d.labels, d.gold_prototypes, kappa=d.kappa),
             "s_s_gold": s_s(d.Z, d.gold_labels)}
+
+
+@register("heldout_knn_error", needs=("Z", "labels", "train"), keys=("heldout_knn_error",), scope="all")
+def _heldout_knn_error(d: ScoreData) -> dict[str, float]:
+    return {"heldout_knn_error": heldout_knn_error(d.Z, d.labels, d.train, d.knn_k)}
 
 
 @register("radial_cv", needs=("Z", "degree"), keys=("radial_cv",))

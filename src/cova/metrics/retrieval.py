@@ -78,6 +78,7 @@ __all__ = [
     "trustworthiness_curve",
     "continuity_curve",
     "knn_error",
+    "heldout_knn_error",
     "knn_misclassified",
     "knn_vote",
     "f_measure",
@@ -432,6 +433,28 @@ def knn_error(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -> float:
     """Leave-one-out k-NN classification error rate in the display (Sec. 4.3.1, k = 5; Table 2): the fraction of
     points :func:`knn_misclassified`."""
     return float(np.mean(knn_misclassified(Z, labels, n_neighbors)))
+
+
+def heldout_knn_error(Z: np.ndarray, labels: np.ndarray, train: np.ndarray, n_neighbors: int = 5) -> float:
+    """k-NN classification error of the held-out rows (``~train``) in the display: each test row is classified by
+    the majority vote of its ``n_neighbors`` nearest **training** rows in Z (NeRV Sec. 5.3: a 5-NN classifier run
+    on the embedded data, trained on the training part). Vote ties as :func:`knn_vote`; ties in distance as
+    scikit-learn's KD-tree orders them."""
+    from sklearn.neighbors import KDTree
+
+    Z = _as_matrix("Z", Z)
+    y = np.asarray(labels)
+    train = np.asarray(train, dtype=bool)
+    if y.shape != (Z.shape[0],) or train.shape != (Z.shape[0],):
+        raise ValueError(f"labels and train must be 1-D with {Z.shape[0]} entries; got {y.shape} and {train.shape}")
+    k = int(n_neighbors)
+    if not 1 <= k <= int(train.sum()) or train.all():
+        raise ValueError(f"need at least {k} training rows and one test row; got {int(train.sum())} and "
+                         f"{int((~train).sum())}")
+    codes, y_codes = np.unique(y, return_inverse=True)
+    nb = KDTree(Z[train]).query(Z[~train], k=k, return_distance=False)
+    predicted = knn_vote(y_codes[train][nb])
+    return float(np.mean(predicted != y_codes[~train]))
 
 
 def knn_vote(neighbour_codes: np.ndarray) -> np.ndarray:

@@ -97,7 +97,8 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
     everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, labels=labels, gold_labels=inputs.gold_labels,
                            gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), relation=relation,
                            columns=_columns(embedding, relation),
-                           column_labels=None if relation is None else relation.column_labels, **settings)
+                           column_labels=None if relation is None else relation.column_labels, train=train,
+                           **settings)
     scores.update(evaluate(everything, scope="all", measures=measures) if ok
                   else nan_scores(everything, scope="all", measures=measures))
     if train is not None:

@@ -1,0 +1,108 @@
+"""Renderer ``cv_error``: NeRV's supervised comparison (Venna et al. 2010, Sec. 5.3): the k-fold 5-NN test error of
+every method (Fig. 13) and the paired t-test of the best against the second-best method per data set (Table 3).
+
+Each run is one method on one fold: its inputs block holds out fold ``split.fold`` of a seeded stratified
+partition, the method embeds the training and test rows (the test rows' labels hidden from it, or mapped by its
+``transform``), and the score step's ``heldout_knn_error`` classifies every test row by its 5 nearest training rows
+in the display. The renderer gathers the folds of each (data set, method entry), reports their mean and standard
+deviation (ddof = 1), ranks the entries by mean error and tests the best against the second with scipy's paired
+t-test over the folds (two-sided, as the paper's p-values read).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import ttest_rel
+
+from ...viz.figures import save_figure
+from ...viz.tables import write_csv_atomic, write_html_atomic
+from ..common import RunLoader, findings_note, run_scores
+
+__all__ = ["cv_error", "fold_table", "best_vs_second"]
+
+
+def fold_table(spec: dict[str, Any]) -> pd.DataFrame:
+    """One row per run: data set, method entry, fold and its held-out 5-NN error (NaN for a degenerate run)."""
+    load, rows = RunLoader(), []
+    for run in spec["runs"]:
+        split = load.run_inputs(run).spec.get("split") or {}
+        if "fold" not in split:
+            raise ValueError(f"experiment {spec['name']}: inputs {run['inputs']!r} hold out no fold (cv_error needs "
+                             f"inputs with split: {{n_folds, fold}})")
+        scores = run_scores(run)
+        rows.append({"dataset": run["dataset"], "method_entry": run["entry"], "method": run["method"],
+                     "fold": int(split["fold"]), "n_folds": int(split["n_folds"]),
+                     "error": float(scores.get("heldout_knn_error", np.nan))})
+    table = pd.DataFrame(rows)
+    dup = table.duplicated(["dataset", "method_entry", "fold"])
+    if dup.any():
+        first = table[dup].iloc[0]
+        raise ValueError(f"experiment {spec['name']}: fold {first.fold} of {first.method_entry} on {first.dataset} "
+                         f"appears twice")
+    return table
+
+
+def best_vs_second(folds: pd.DataFrame) -> dict[str, Any]:
+    """The entry with the lowest mean error, the second, and the two-sided paired t-test of their per-fold errors
+    (folds both have; NaN p-value when the differences are all equal, e.g. identical errors)."""
+    means = folds.groupby("method_entry", sort=False)["error"].mean().sort_values(kind="stable")
+    means = means[np.isfinite(means)]
+    if means.size < 2:
+        return {"best": means.index[0] if means.size else None, "second": None, "p_value": np.nan}
+    best, second = means.index[0], means.index[1]
+    wide = folds.pivot(index="fold", columns="method_entry", values="error")[[best, second]].dropna()
+    diff = wide[best] - wide[second]
+    p = float(ttest_rel(wide[best], wide[second]).pvalue) if len(wide) > 1 and np.ptp(diff) > 0 else np.nan
+    return {"best": best, "second": second, "p_value": p, "n_paired_folds": int(len(wide))}
+
+
+def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
+    """Mean ± standard deviation of the held-out 5-NN error per data set and method entry (Fig. 13) as a table and
+    a grouped bar chart, with the best-vs-second paired t-test per data set (Table 3) in the table's ``versus`` and
+    ``p_value`` columns (on the best entry's row)."""
+    import matplotlib.pyplot as plt
+
+    folds = fold_table(spec)
+    rows = []
+    for dataset, g in folds.groupby("dataset", sort=False):
+        test = best_vs_second(g)
+        stats = g.groupby("method_entry", sort=False)["error"].agg(["mean", "std", "count"])
+        ranks = stats["mean"].rank(method="min")
+        for entry, s in stats.iterrows():
+            rows.append({"dataset": dataset, "method_entry": entry,
+                         "method": g.loc[g.method_entry == entry, "method"].iloc[0],
+                         "mean_error": s["mean"], "std_error": s["std"], "folds": int(s["count"]),
+                         "rank": ranks[entry],
+                         "versus": test["second"] if entry == test["best"] else "",
+                         "p_value": test["p_value"] if entry == test["best"] else np.nan})
+    table = pd.DataFrame(rows)
+    tests = "; ".join(f"{d}: {r.method_entry} best, vs {r.versus} p = {r.p_value:.2g}"
+                      for d, r in ((r.dataset, r) for r in table[table.versus != ""].itertuples()))
+    note = findings_note(spec, f" Paired t-tests (best vs second): {tests}." if tests else "")
+    write_csv_atomic(table, out["csv"])
+    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
+
+    datasets = list(dict.fromkeys(table.dataset))
+    entries = list(dict.fromkeys(table.method_entry))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.0 + 0.45 * len(datasets) * len(entries)), 4.6), dpi=100)
+    width = 0.8 / len(entries)
+    for i, entry in enumerate(entries):
+        t = table.set_index(["dataset", "method_entry"])
+        mean = [t.loc[(d, entry), "mean_error"] if (d, entry) in t.index else np.nan for d in datasets]
+        std = [t.loc[(d, entry), "std_error"] if (d, entry) in t.index else np.nan for d in datasets]
+        ax.bar(np.arange(len(datasets)) + (i - (len(entries) - 1) / 2) * width, mean, width, yerr=std, capsize=2,
+               color=f"C{i % 10}", label=entry)
+    for j, d in enumerate(datasets):
+        best = table[(table.dataset == d) & (table.versus != "")]
+        if len(best) and np.isfinite(best.p_value.iloc[0]):
+            ax.annotate(f"best vs 2nd: p = {best.p_value.iloc[0]:.2g}", (j, 0), xytext=(0, -28),
+                        textcoords="offset points", ha="center", fontsize=7)
+    ax.set_xticks(np.arange(len(datasets)), datasets)
+    ax.set_ylabel(f"5-NN test error, mean ± sd over {int(folds.n_folds.max())} folds")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=min(4, len(entries)))
+    ax.set_title(spec.get("title", spec["name"]), fontsize=9)
+    save_figure(fig, out["png"])
