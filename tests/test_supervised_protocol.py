@@ -191,3 +191,88 @@ def test_s_isomap_separates_classes_better_than_isomap_and_maps_new_points():
     est.kernel_width_ = 1e-3
     nearest = np.argmin(((new[:, None] - fit_on.X[None]) ** 2).sum(-1), axis=1)
     assert np.allclose(est.transform(new), est.embedding_[nearest])
+
+
+# --------------------------------------------------------------------------------------------- MRE
+
+def test_mre_gradient_matches_finite_differences_in_y_and_the_class_scales():
+    from cova.methods.mre import class_relation, mre_cost_and_grad
+
+    rng = np.random.default_rng(6)
+    l, k = 9, 2
+    P = rng.random((l, l))
+    np.fill_diagonal(P, 0)
+    P /= P.sum(1, keepdims=True)
+    labelled = np.array([1, 1, 0, 1, 1, 0, 1, 1, 1], dtype=bool)
+    Pc = class_relation(rng.integers(0, 2, labelled.sum()))
+    Y, r = rng.normal(size=(l, k)), np.array([0.7, 1.6])
+    _, gY, gr = mre_cost_and_grad(Y.copy(), r, P, Pc, labelled)
+    h = 1e-6
+
+    def cost(Y_, r_):
+        return mre_cost_and_grad(Y_, r_, P, Pc, labelled)[0]
+
+    num = np.zeros_like(Y)
+    for idx in np.ndindex(Y.shape):
+        e = np.zeros_like(Y)
+        e[idx] = h
+        num[idx] = (cost(Y + e, r) - cost(Y - e, r)) / (2 * h)
+    assert np.allclose(num, gY, atol=1e-6, rtol=1e-5)
+    num_r = [(cost(Y, r + h * np.eye(k)[a]) - cost(Y, r - h * np.eye(k)[a])) / (2 * h) for a in range(k)]
+    assert np.allclose(num_r, gr, atol=1e-6, rtol=1e-5)
+
+
+def test_class_relation_rows_and_mre_ignores_hidden_labels():
+    from cova.methods.mre import class_relation
+
+    P = class_relation(np.array([0, 0, 1, 1, 1, 2]))
+    assert np.allclose(P[0], [0, 1, 0, 0, 0, 0]) and np.allclose(P[2], [0, 0, 0, 0.5, 0.5, 0])
+    assert np.all(P[5] == 0)  # a class of one: no neighbours
+    ds = _blobs(c=3, n=30, d=5)
+    train = stratified_fold(ds.labels, 3, 0, seed=0)
+    params = {"perplexity": 10, "max_iter": 60}
+    a = make_method("mre", params).fit_transform(Inputs(X=ds.X, labels=np.where(train, ds.labels, -1),
+                                                        labelled=train))
+    b = make_method("mre", params).fit_transform(Inputs(X=ds.X, labels=np.where(train, ds.labels, 0),
+                                                        labelled=train))
+    assert np.array_equal(a, b)
+    from cova.metrics.retrieval import knn_error
+
+    assert knn_error(a, ds.labels) < 0.1
+
+
+# --------------------------------------------------------------------------------------------- renderer
+
+def test_cv_error_table_and_paired_t_test(tmp_path):
+    from scipy.stats import ttest_rel
+
+    from cova.experiments.registry import RENDERERS
+
+    ds = _blobs(c=3, n=20)
+    ds.save(tmp_path / "data.npz")
+    rng = np.random.default_rng(8)
+    errors = {"a": rng.uniform(0.1, 0.2, 4), "b": rng.uniform(0.15, 0.3, 4), "c": rng.uniform(0.3, 0.4, 4)}
+    runs = []
+    for f in range(4):
+        build_inputs(ds, {"split": {"n_folds": 4, "fold": f}}, seed=0).save(tmp_path / f"in{f}.npz")
+        for entry, e in errors.items():
+            (tmp_path / f"{entry}{f}.json").write_text(json.dumps({"heldout_knn_error": e[f], "status": "ok"}))
+            runs.append({"dataset": "blobs", "inputs": f"cv_f{f}", "entry": entry, "group": entry, "method": "pe",
+                         "data": str(tmp_path / "data.npz"), "inputs_file": str(tmp_path / f"in{f}.npz"),
+                         "scores": str(tmp_path / f"{entry}{f}.json")})
+    out = {k: str(tmp_path / f"out.{k}") for k in ("png", "csv", "html")}
+    RENDERERS["cv_error"]({"name": "t", "runs": runs}, out)
+    import pandas as pd
+
+    table = pd.read_csv(out["csv"]).set_index("method_entry")
+    for entry, e in errors.items():
+        assert table.loc[entry, "mean_error"] == pytest.approx(e.mean(), abs=1e-6)  # the CSV keeps 6 decimals
+        assert table.loc[entry, "std_error"] == pytest.approx(e.std(ddof=1), abs=1e-6)
+    assert list(table["rank"]) == [1, 2, 3]
+    assert table.loc["a", "versus"] == "b"
+    assert table.loc["a", "p_value"] == pytest.approx(ttest_rel(errors["a"], errors["b"]).pvalue, rel=1e-4)
+    assert (tmp_path / "out.png").stat().st_size > 10_000
+    runs[0] = dict(runs[0], inputs_file=str(tmp_path / "plain.npz"))
+    build_inputs(ds, {}, seed=0).save(tmp_path / "plain.npz")
+    with pytest.raises(ValueError, match="hold out no fold"):
+        RENDERERS["cv_error"]({"name": "t", "runs": runs}, out)

@@ -20,6 +20,7 @@ from .lmds import CCA, CDA, LMDS
 from .mcml import MCML
 from .mkpe import MKPE
 from .mma import MMA
+from .mre import MRE
 from .nerv import NeRV, TNeRV
 from .nse import NSE, LaplacianEigenmaps
 from .pe import ParametricEmbedding
@@ -44,6 +45,7 @@ METHODS: dict[str, type[Embedder]] = {
     "tnerv": TNeRV,
     "snerv": SNeRV,
     "pe": ParametricEmbedding,
+    "mre": MRE,
     "s_isomap": SupervisedIsomap,
     "lmds": LMDS,
     "cca": CCA,
