@@ -11,6 +11,7 @@ t-test over the folds (two-sided, as the paper's p-values read).
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -101,8 +102,8 @@ def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
             ax.annotate(f"best vs 2nd: p = {best.p_value.iloc[0]:.2g}", (j, 0), xytext=(0, -28),
                         textcoords="offset points", ha="center", fontsize=7)
     ax.set_xticks(np.arange(len(datasets)), datasets)
-    ax.set_ylabel(f"5-NN test error, mean ± sd over {int(folds.n_folds.max())} folds")
+    ax.set_ylabel(f"5-NN test error, mean ± sd over {folds.fold.nunique()} of {int(folds.n_folds.max())} folds")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, ncol=min(4, len(entries)))
-    ax.set_title(spec.get("title", spec["name"]), fontsize=9)
+    ax.set_title(textwrap.fill(spec.get("title", spec["name"]), 90), fontsize=9)
     save_figure(fig, out["png"])
