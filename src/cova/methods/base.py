@@ -30,6 +30,23 @@ def relation_matrix(inputs: Inputs, name: str) -> Any:
     return inputs.relation.matrix
 
 
+def supervised_arrays(inputs: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """X (float64, 2-D, finite), the labels and the mask of the rows whose labels a supervised method may read
+    (``inputs.labelled`` when given, else every row), with a ``ValueError`` for a bad X or a label count that does
+    not match X's rows."""
+    X = np.asarray(inputs.X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array; got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("the input contains NaN or infinite values")
+    y = np.asarray(inputs.labels).ravel()
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"labels has {y.shape[0]} entries but X has {X.shape[0]} rows")
+    mask = getattr(inputs, "labelled", None)
+    rows = np.ones(X.shape[0], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    return X, y, rows
+
+
 class DegenerateSolution(ValueError):
     """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
     no negative eigenvalue, COVA Sec. 3.2.2). The pipeline records such a run as degenerate (NaN scores) instead of

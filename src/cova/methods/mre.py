@@ -27,7 +27,7 @@ from scipy.optimize import minimize
 
 from ..inputs import Inputs
 from ..objectives.kl import sne_kl_and_gradient
-from .base import Embedder, check_size
+from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED
 from .sne import TSNE_ALTERNATIVE, _init, conditional_affinities, pca_reduce
 
@@ -96,18 +96,11 @@ class MRE(Embedder):
 
     def fit(self, inputs: Inputs) -> "MRE":
         self._validate_params()
-        X = np.asarray(inputs.X, dtype=np.float64)
-        y = np.asarray(inputs.labels).ravel()
+        X, y, labelled = supervised_arrays(inputs)
         l = X.shape[0]
-        if y.shape[0] != l:
-            raise ValueError(f"labels has {y.shape[0]} entries but X has {l} rows")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the input contains NaN or infinite values")
         check_size(l, self.max_samples, "MRE", "dense l×l relations", alternative=TSNE_ALTERNATIVE)
         if not 0 < self.perplexity < l - 1:
             raise ValueError(f"perplexity = {self.perplexity} must be below the number of samples - 1 = {l - 1}")
-        mask = getattr(inputs, "labelled", None)
-        labelled = np.ones(l, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         if labelled.sum() < 2:
             raise ValueError("MRE needs at least two labelled samples for its class relation")
         P_data = conditional_affinities(pca_reduce(X, self.n_pca), self.perplexity)

@@ -29,7 +29,7 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from ..inputs import Inputs
-from .base import Embedder
+from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
 from .constraints import POSITIVE as POSITIVE_REAL
 from .snerv import ClassPosterior
@@ -98,19 +98,9 @@ class ParametricEmbedding(Embedder):
         self.max_samples = max_samples
 
     def fit(self, inputs: Inputs) -> "ParametricEmbedding":
-        from .base import check_size
-
         self._validate_params()
-        X = np.asarray(inputs.X, dtype=np.float64)
-        y = np.asarray(inputs.labels).ravel()
-        n = X.shape[0]
-        if y.shape[0] != n:
-            raise ValueError(f"labels has {y.shape[0]} entries but X has {n} rows")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the input contains NaN or infinite values")
-        check_size(n, self.max_samples, "PE", "the class-posterior model's cross-validation")
-        mask = getattr(inputs, "labelled", None)
-        rows = np.ones(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        X, y, rows = supervised_arrays(inputs)
+        check_size(X.shape[0], self.max_samples, "PE", "the class-posterior model's cross-validation")
         post = ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=self.random_state,
                               max_iter=self.posterior_max_iter).fit(X[rows], y[rows])
         P = post.predict_proba(X)

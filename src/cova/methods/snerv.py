@@ -44,7 +44,7 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.model_selection import StratifiedKFold
 
-from .base import Embedder, check_size
+from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, integer
 from .nerv import ANNEAL, NeRV
 
@@ -338,18 +338,11 @@ class SNeRV(Embedder):
 
     def fit(self, inputs: Any) -> "SNeRV":
         self._validate_params()
-        X = np.asarray(inputs.X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[0] < 4:
+        X, labels, rows = supervised_arrays(inputs)
+        if X.shape[0] < 4:
             raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
         n = X.shape[0]
         check_size(n, self.max_samples, "SNeRV", "dense n x n learning-metric distances")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the input contains NaN or infinite values")
-        labels = np.asarray(inputs.labels).ravel()
-        if labels.shape[0] != n:
-            raise ValueError(f"labels has {labels.shape[0]} entries but X has {n} rows")
-        mask = getattr(inputs, "labelled", None)
-        rows = np.ones(n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         post = ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=self.random_state,
                               max_iter=self.posterior_max_iter).fit(X[rows], labels[rows])
         D = learning_metric_distances(post, X, self.n_pieces)

@@ -29,7 +29,7 @@ from scipy.spatial.distance import cdist, pdist, squareform
 from scipy.special import logsumexp
 
 from ..inputs import Inputs
-from .base import Embedder, check_size
+from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, UNIT
 
 __all__ = ["SupervisedIsomap", "supervised_dissimilarity"]
@@ -96,14 +96,9 @@ class SupervisedIsomap(Embedder):
         from sklearn.manifold import Isomap
 
         self._validate_params()
-        X = np.asarray(inputs.X, dtype=np.float64)
-        y = np.asarray(inputs.labels).ravel()
+        X, y, _ = supervised_arrays(inputs)  # fitted on training rows only: every label is read
         l = X.shape[0]
         k = int(self.n_neighbors)
-        if y.shape[0] != l:
-            raise ValueError(f"labels has {y.shape[0]} entries but X has {l} rows")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("the input contains NaN or infinite values")
         if not k < l:
             raise ValueError(f"n_neighbors = {k} must be below the number of samples l = {l}")
         check_size(l, self.max_samples, "S-Isomap", "dense l×l supervised dissimilarities and geodesics")
