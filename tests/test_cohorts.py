@@ -35,6 +35,7 @@ from cova.cohorts import (
     similarity_to_centres,
     similarity_to_distance,
     sne_prototypes,
+    spe_prototypes,
     tsne_prototypes,
 )
 from cova.cohorts.prototypes import _sne_kl_and_grad, _tsne_affinity, _tsne_kl_and_grad
@@ -551,9 +552,9 @@ def test_make_prototypes_dispatch():
     np.testing.assert_allclose(Dp / Dp.max(), Dm / Dm.max(), atol=1e-10)
     with pytest.raises(
         ValueError,
-        match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given', 'sne', 'laplacian', 'loe'\]",
+        match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given', 'sne', 'laplacian', 'loe', 'spe'\]",
     ):
-        make_prototypes("spe", X=X, labels=y)
+        make_prototypes("kma", X=X, labels=y)
     with pytest.raises(ValueError, match="given"):
         make_prototypes("given", labels=y, given=np.zeros((c + 1, 2)))
     with pytest.raises(ValueError, match="X is required"):
@@ -816,3 +817,64 @@ def test_loe_prototypes_keep_the_neighbour_order_of_a_circle():
     P = make_prototypes("loe", X=np.c_[np.cos(t), np.sin(t)], labels=np.arange(12), proximity="centres",
                         random_state=1)
     assert P.shape == (12, 2) and np.sqrt(np.mean(np.sum(P ** 2, axis=1))) == pytest.approx(3.0)
+
+
+# ---------------------------------------------------------------------------------------------------- SPE (H.7)
+
+def _spe_value_by_interior_point(triples: np.ndarray, n: int, C: float = 1e3) -> float:
+    """SPE's optimal value from an independent statement: K = V G Vᵀ on an orthonormal basis V of 1^⊥ (so
+    Σ K = 0 holds by construction and G ≻ 0 is strictly feasible) solved by Clarabel, an interior-point solver."""
+    import cvxpy as cp
+
+    V = np.linalg.qr(np.c_[np.ones(n), np.eye(n)[:, : n - 1]])[0][:, 1:]
+    G = cp.Variable((n - 1, n - 1), PSD=True)
+    xi = cp.Variable(nonneg=True)
+    A = np.zeros((n, n))
+    A[triples[:, 0], triples[:, 1]] = 1.0
+    B = V.T @ (0.5 * (A + A.T)) @ V
+
+    rows_ij = V[triples[:, 0]] - V[triples[:, 1]]
+    rows_il = V[triples[:, 0]] - V[triples[:, 2]]
+    Mij = np.einsum("ta,tb->tab", rows_ij, rows_ij).reshape(len(triples), -1)
+    Mil = np.einsum("ta,tb->tab", rows_il, rows_il).reshape(len(triples), -1)
+    g = cp.vec(G, order="C")
+    prob = cp.Problem(cp.Maximize(cp.trace(G @ B) - C * xi),
+                      [cp.trace(G) <= 1.0, Mil @ g >= Mij @ g - xi])
+    prob.solve(solver=cp.CLARABEL)
+    return float(prob.value)
+
+
+def test_spe_gram_keeps_the_graph_and_matches_an_interior_point_solver():
+    """Shaw & Jebara's SDP on 12 noisy circle points with their 2-NN graph: the solution is feasible (PSD, unit
+    trace bound, centred) with no slack, every neighbour nearer than every non-neighbour under K, and its value
+    equals that of an independent statement of the same programme solved by an interior-point method."""
+    from cova.objectives.semidefinite import spe_gram
+
+    rng = np.random.default_rng(3)
+    t = 2 * np.pi * np.arange(12) / 12 + rng.normal(scale=0.05, size=12)
+    D = _pairwise(np.c_[np.cos(t), np.sin(t)])
+    triples = ordinal_triples(D, kind="distance", n_neighbors=2)
+    K, xi = spe_gram(triples, 12)
+    assert xi < 1e-6
+    assert np.linalg.eigvalsh(K).min() > -1e-6 and np.trace(K) <= 1 + 1e-6 and abs(K.sum()) < 1e-6
+    dK = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
+    assert np.all(dK[triples[:, 0], triples[:, 2]] >= dK[triples[:, 0], triples[:, 1]] - 1e-6)
+    A = np.zeros((12, 12))
+    A[triples[:, 0], triples[:, 1]] = 1.0
+    value = float(np.sum(K * 0.5 * (A + A.T))) - 1e3 * xi
+    assert value == pytest.approx(_spe_value_by_interior_point(triples, 12), abs=1e-5)
+
+
+def test_spe_prototypes_of_a_circle_keep_its_neighbours():
+    t = 2 * np.pi * np.arange(12) / 12
+    X = np.c_[np.cos(t), np.sin(t)]
+    D = _pairwise(X)
+    Y = spe_prototypes(D, kind="distance")
+    assert Y.shape == (12, 2) and np.allclose(Y.mean(axis=0), 0)
+    from cova.affinity.graphs import knn_graph
+
+    np.testing.assert_array_equal(knn_graph(_pairwise(Y), 2), knn_graph(D, 2))
+    np.testing.assert_array_equal(Y, spe_prototypes(D, kind="distance"))
+    P = make_prototypes("spe", X=X, labels=np.arange(12), proximity="centres")
+    assert P.shape == (12, 2) and np.sqrt(np.mean(np.sum(P ** 2, axis=1))) == pytest.approx(3.0)
+    assert np.array_equal(spe_prototypes(np.ones((4, 4))), np.zeros((4, 2)))

@@ -41,6 +41,7 @@ FAST: dict[str, dict[str, Any]] = {
     "lmds": {"n_neighbors": 5, "n_iter_per_point": 5},
     "pe": {"n_mixture": 4, "sigma_mixture": 1.0, "posterior_max_iter": 10, "max_iter": 20},
     "s_isomap": {"n_neighbors": 5},
+    "lmvu": {"n_landmarks": 10},
     "mre": {"perplexity": 5, "max_iter": 10},
     "tsne": {"perplexity": 5, "max_iter": 10, "early_exaggeration_iter": 10},
     "tsne_exact": {"perplexity": 5, "max_iter": 10},

@@ -23,6 +23,7 @@ from .prototypes import (
     ring_prototypes,
     similarity_to_distance,
     sne_prototypes,
+    spe_prototypes,
     tsne_prototypes,
 )
 from .proximity import (
@@ -68,6 +69,7 @@ __all__ = [
     "probability_confidence",
     "rescale",
     "ring_prototypes",
+    "spe_prototypes",
     "similarity_to_centres",
     "similarity_to_distance",
     "sne_prototypes",

@@ -21,6 +21,7 @@ from .mcml import MCML
 from .mkpe import MKPE
 from .mma import MMA
 from .mre import MRE
+from .mvu import LMVU
 from .nerv import NeRV, TNeRV
 from .nse import NSE, LaplacianEigenmaps
 from .pe import ParametricEmbedding
@@ -62,6 +63,7 @@ METHODS: dict[str, type[Embedder]] = {
     "laplacian_eigenmaps": LaplacianEigenmaps,
     "lle": LLE,
     "isomap": Isomap,
+    "lmvu": LMVU,
     "mds": MDS,
     "lda": LDA,
     "nca": NCA,

@@ -51,10 +51,10 @@ PRETTY = {"nerv": "NeRV", "tnerv": "t-NeRV", "sne": "SNE", "tsne": "t-SNE", "tsn
           "umap": "UMAP", "nse": "NSE", "cova_e1": "COVA-E1", "cova_e2": "COVA-E2", "cova_e3": "COVA-E3",
           "cova_e4": "COVA-E4", "cova_p1": "COVA-P1", "cova_p2": "COVA-P2", "cova_p3": "COVA-P3",
           "cova_p4": "COVA-P4", "eigen_cova": "eigen-COVA", "lmds": "Local MDS",
-          "cca": "CCA", "cda": "CDA"}
+          "cca": "CCA", "cda": "CDA", "lmvu": "LMVU"}
 #: Our registry name -> the row name of the paper's Table 2 ("Eigenmap" is the Laplacian eigenmap).
 PAPER_TABLE2_ROWS = {"laplacian_eigenmaps": "Eigenmap", "lle": "LLE", "isomap": "Isomap", "mds": "MDS",
-                     "nerv": "NeRV", "lmds": "LocalMDS", "cca": "CCA", "cda": "CDA"}
+                     "nerv": "NeRV", "lmds": "LocalMDS", "cca": "CCA", "cda": "CDA", "lmvu": "LMVU"}
 GRID_SYMBOLS = {"lam": "λ", "n_neighbors": "k", "alpha": "α", "perplexity": "perp."}
 
 MEASURES = ["smoothed_precision_error", "smoothed_recall_error", "rank_precision", "rank_recall", "rank_f",
@@ -170,7 +170,7 @@ def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.Dat
     """The Table 2 analogue: 5-NN error of every entry's F-selected run, one row per entry (method), one column
     per data set; then the paper's printed columns (its data sets: Letter, Phoneme, Landsat, TIMIT; Faces for
     NeRV / t-NeRV) on the rows that have a counterpart (our ``lmds`` is the paper's "LocalMDS"), NaN elsewhere.
-    Paper rows without a counterpart here (MVU, LMVU) are appended with empty columns of ours."""
+    Paper rows without a counterpart here (MVU) are appended with empty columns of ours."""
     sel = table[table.selected]
     datasets = list(dict.fromkeys(table.dataset))
     groups = list(dict.fromkeys(table.group))
