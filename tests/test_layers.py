@@ -23,6 +23,8 @@ def test_experiments_import_without_cycles_in_a_fresh_interpreter():
     modules = ["cova.experiments.registry", "cova.experiments.cova.cora", "cova.experiments.cova.links",
                "cova.experiments.cova.images", "cova.experiments.cova.fig1", "cova.experiments.nerv.panels",
                "cova.metrics.score", "cova.viz.links"]
-    for m in modules:
-        done = subprocess.run([sys.executable, "-c", f"import {m}"], cwd=ROOT, capture_output=True, text=True)
-        assert done.returncode == 0, f"import {m}: {done.stderr}"
+    procs = {m: subprocess.Popen([sys.executable, "-c", f"import {m}"], cwd=ROOT, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for m in modules}  # independent: run together
+    for m, proc in procs.items():
+        _, err = proc.communicate()
+        assert proc.returncode == 0, f"import {m}: {err}"

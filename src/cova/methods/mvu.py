@@ -14,6 +14,9 @@ measured reason.
 
 from __future__ import annotations
 
+import logging
+import time
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -24,6 +27,8 @@ from ..inputs import Inputs
 from ..objectives.semidefinite import lmvu_gram
 from .base import Embedder
 from .constraints import POSITIVE, POSITIVE_INT, SEED
+
+log = logging.getLogger("cova")
 
 __all__ = ["LMVU", "neighbour_pairs", "reconstruction_weights", "landmark_reconstruction"]
 
@@ -106,7 +111,10 @@ class LMVU(Embedder):
         pairs, d2, idx = neighbour_pairs(X, k)
         self.landmarks_ = np.sort(np.random.default_rng(int(self.random_state)).choice(l, m, replace=False))
         Q = landmark_reconstruction(reconstruction_weights(X, idx, float(self.reg)), self.landmarks_)
+        started = time.perf_counter()
+        log.info("lmvu: semidefinite programme over %d landmarks, %d neighbour bounds (SCS)", m, len(pairs))
         L = lmvu_gram(Q, pairs, d2)
+        log.info("lmvu: solved in %.1f s", time.perf_counter() - started)
         evals, evecs = np.linalg.eigh(0.5 * (L + L.T))
         B = Q @ (evecs * np.sqrt(np.clip(evals, 0.0, None))[None, :])  # K = B Bᵀ
         B -= B.mean(axis=0)
