@@ -61,12 +61,20 @@ def test_reconstruction_weights_equal_scikit_learns():
     np.testing.assert_allclose(W[np.arange(80)[:, None], idx], ref, rtol=1e-8, atol=1e-10)
 
 
-def test_neighbour_pairs_are_the_symmetrised_knn_graph():
+def test_neighbour_pairs_are_the_symmetrised_knn_graph_in_one_piece():
     X = make_swiss_roll(50, random_state=3)[0]
-    pairs, d2, idx = neighbour_pairs(X, 4)
+    pairs, d2, idx = neighbour_pairs(X, 6)
     expected = {(min(i, int(j)), max(i, int(j))) for i in range(50) for j in idx[i]}
     assert {tuple(p) for p in pairs.tolist()} == expected and len(pairs) == len(expected)
     np.testing.assert_allclose(d2, np.sum((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2, axis=1), rtol=1e-12)
+    # two far-apart blobs: their graphs are joined by one edge between their closest points, as Isomap joins them
+    rng = np.random.default_rng(4)
+    Y = np.r_[rng.normal(size=(15, 2)), rng.normal(size=(15, 2)) + 50.0]
+    pairs, _, idx = neighbour_pairs(Y, 3)
+    across = [tuple(p) for p in pairs.tolist() if (p[0] < 15) != (p[1] < 15)]
+    D = np.linalg.norm(Y[:15, None] - Y[None, 15:], axis=2)
+    i, j = np.unravel_index(np.argmin(D), D.shape)
+    assert across == [(int(i), int(j) + 15)]
 
 
 def test_unfolds_a_swiss_roll():

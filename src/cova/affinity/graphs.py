@@ -133,15 +133,15 @@ def laplacian_eigenvectors(W: sp.spmatrix, k: int, random_state: int | None = 0)
     return V
 
 
-def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
-    """Dense (n, n) shortest-path lengths over the undirected graph joining every row of X to its ``n_neighbors``
-    nearest others (:func:`cova.affinity.knn.nearest_neighbors`, Euclidean edge lengths): the geodesic distances
-    of Isomap (Tenenbaum et al. 2000), by Dijkstra's algorithm.
+def joined_knn_graph(X: np.ndarray, n_neighbors: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The k-nearest-neighbour graph of X's rows with Euclidean edge lengths, in one piece, and the (n, k) neighbour
+    indices (:func:`cova.affinity.knn.nearest_neighbors`, exact).
 
-    A graph in several pieces (COIL-20's objects are separate manifolds) is joined as scikit-learn's ``Isomap``
-    joins it: every pair of pieces gets one edge between its two closest points, so the result equals
-    ``Isomap(n_neighbors).fit(X).dist_matrix_`` (scikit-learn does this in a private helper, hence our own loop).
-    Inherently O(n²) in memory: the caller guards n.
+    Row i holds its ``n_neighbors`` nearest others. A graph in several pieces (COIL-20's objects are separate
+    manifolds) is joined as scikit-learn's ``Isomap`` joins it: every pair of pieces gets one edge, both ways,
+    between its two closest points (scikit-learn does this in a private helper, hence our own loop). Used by the
+    methods that need a connected graph: Isomap's geodesics (:func:`geodesic_distances`) and landmark MVU, whose
+    variance is unbounded on a graph in pieces.
     """
     from scipy.spatial.distance import cdist
 
@@ -161,4 +161,13 @@ def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
             D = cdist(X[members[a]], X[members[b]])
             i, j = np.unravel_index(int(np.argmin(D)), D.shape)
             G[members[a][i], members[b][j]] = G[members[b][j], members[a][i]] = D[i, j]
-    return shortest_path(G.tocsr(), method="D", directed=False)
+    return G.tocsr(), idx
+
+
+def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
+    """Dense (n, n) shortest-path lengths over the undirected graph of :func:`joined_knn_graph`: the geodesic
+    distances of Isomap (Tenenbaum et al. 2000), by Dijkstra's algorithm; equal to
+    ``Isomap(n_neighbors).fit(X).dist_matrix_``. Inherently O(n²) in memory: the caller guards n.
+    """
+    G, _ = joined_knn_graph(X, n_neighbors)
+    return shortest_path(G, method="D", directed=False)

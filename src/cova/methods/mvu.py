@@ -2,14 +2,14 @@
 Table 2.
 
 It solves a semidefinite programme over the landmarks' Gram matrix (:func:`cova.objectives.semidefinite.lmvu_gram`,
-stated there with the papers' equations) and reads the display off the top eigenvectors of K = Q L Qᵀ. The neighbour
-pairs are the symmetrised k-nearest-neighbour graph of X (an edge when either point is among the other's k
-nearest), their squared Euclidean distances the upper bounds. The programme has m(m+1)/2 unknowns for m landmarks,
-whatever n is. Each point is reconstructed from the landmarks by the linear map of Weinberger, Packer & Saul (2005,
-Sec. 3.1): with W the locally linear (LLE) reconstruction weights of every point from its k neighbours and
-Φ = (I − W)ᵀ(I − W), the non-landmarks' coordinates minimise the reconstruction error given the landmarks',
-Q_u = −Φ_uu⁻¹ Φ_ul, and Q_l = I. Exact MVU is not offered: ``docs/decisions.md`` ("MVU and LMVU") has the
-measured reason.
+stated there with the papers' equations) and reads the display off the top eigenvectors of K = Q L Qᵀ. The
+neighbour pairs are the symmetrised k-nearest-neighbour graph of X (an edge when either point is among the other's
+k nearest), its pieces joined as Isomap joins them, their squared Euclidean distances the upper bounds. The
+programme has m(m+1)/2 unknowns for m landmarks, whatever n is. Each point is reconstructed from the landmarks by
+the linear map of Weinberger, Packer & Saul (2005, Sec. 3.1): with W the locally linear (LLE) reconstruction
+weights of every point from its k neighbours and Φ = (I − W)ᵀ(I − W), the non-landmarks' coordinates minimise the
+reconstruction error given the landmarks', Q_u = −Φ_uu⁻¹ Φ_ul, and Q_l = I. Exact MVU is not offered:
+``docs/decisions.md`` ("MVU and LMVU") has the measured reason.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..affinity.graphs import fix_signs
-from ..affinity.knn import nearest_neighbors
+from ..affinity.graphs import fix_signs, joined_knn_graph
+from ..affinity.knn import pair_sq_distances
 from ..inputs import Inputs
 from ..objectives.semidefinite import lmvu_gram
 from .base import Embedder
@@ -33,13 +33,14 @@ log = logging.getLogger("cova")
 __all__ = ["LMVU", "neighbour_pairs", "reconstruction_weights", "landmark_reconstruction"]
 
 def neighbour_pairs(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The symmetrised k-NN graph of X: (E, 2) pairs i < j (sorted), their squared Euclidean distances, and the
-    (l, k) neighbour indices they came from (:func:`cova.affinity.knn.nearest_neighbors`, exact, ties by index)."""
-    idx, d2 = nearest_neighbors(X, n_neighbors, method="exact", squared=True)
-    rows = np.repeat(np.arange(X.shape[0]), idx.shape[1])
-    a, b = np.minimum(rows, idx.ravel()), np.maximum(rows, idx.ravel())
-    pairs, first = np.unique(np.c_[a, b], axis=0, return_index=True)
-    return pairs, d2.ravel()[first], idx
+    """The symmetrised k-NN graph of X in one piece (:func:`cova.affinity.graphs.joined_knn_graph`: pieces joined
+    by their closest points, as Isomap joins them; on a graph in pieces the variance is unbounded): (E, 2) pairs
+    i < j (sorted), their squared Euclidean distances, and the (l, k) neighbour indices."""
+    G, idx = joined_knn_graph(X, n_neighbors)
+    U = sp.triu(G + G.T, k=1).tocoo()
+    order = np.lexsort((U.col, U.row))
+    pairs = np.c_[U.row[order], U.col[order]].astype(np.int64)
+    return pairs, pair_sq_distances(np.asarray(X, dtype=np.float64), pairs[:, 0], pairs[:, 1]), idx
 
 
 def reconstruction_weights(X: np.ndarray, indices: np.ndarray, reg: float = 1e-3) -> sp.csr_matrix:
