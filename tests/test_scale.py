@@ -15,35 +15,39 @@ import sys
 N = 20_000
 DENSE_BYTES = N * N * 8
 
-SCRIPT = f"""
-import json, resource, tracemalloc
+SCRIPT = """
+import json, resource, sys, tracemalloc
 from cova.datasets import load
 from cova.inputs import build_inputs
 from cova.methods import CovaE1
 from cova.metrics.summary import compute_scores
 
-ds = load("sinusoid", n_samples={N})
+ds = load("sinusoid", n_samples=int(sys.argv[1]))
 tracemalloc.start()
-inputs = build_inputs(ds, {{"weights": {{"kind": "euclidean_max", "n_neighbors": 50}},
-                           "confidence": {{"kind": "eq12", "source": "eq9", "lambda_p": 0.01}},
-                           "prototypes": {{"kind": "means"}}}})
+inputs = build_inputs(ds, {"weights": {"kind": "euclidean_max", "n_neighbors": 50},
+                           "confidence": {"kind": "eq12", "source": "eq9", "lambda_p": 0.01},
+                           "prototypes": {"kind": "means"}})
 Z = CovaE1(alpha=0.1).fit_transform(inputs)
 scores = compute_scores(inputs.X, Z, inputs.labels, inputs.prototypes, inputs.prototypes, n_neighbors=12)
 _, peak = tracemalloc.get_traced_memory()
-print(json.dumps({{"traced_peak": peak, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "nnz": inputs.W.nnz, "scores": scores}}))
+print(json.dumps({"traced_peak": peak, "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "nnz": inputs.W.nnz, "scores": scores}))
 """
 
 
 def test_no_dense_n_by_n_at_20000_samples():
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True)
+    # a first run above every size threshold of the chain (exact kNN and solvers switch at 5,000) fills numba's
+    # on-disk cache, so that the measured run's resident peak holds the data, not the one-off LLVM compilation
+    # (about 1-1.8 GB with a cold cache, which left a dense matrix's bound with no margin)
+    warm = subprocess.run([sys.executable, "-c", SCRIPT, "6000"], capture_output=True, text=True)
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(N)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["nnz"] <= N * 2 * 50
     assert out["traced_peak"] < 0.1 * DENSE_BYTES, out
-    # the resident peak also counts numba/LLVM compilation (~1 GB with a cold cache, independent of n); one
-    # dense n×n float64 matrix on top of that would exceed this bound
-    assert out["maxrss_kb"] * 1024 < 0.75 * DENSE_BYTES, out
+    # one dense n×n float64 matrix would exceed this bound on its own
+    assert out["maxrss_kb"] * 1024 < 0.5 * DENSE_BYTES, out
     # the scores are real numbers in [0, 1], not placeholders
     assert all(0.0 <= v <= 1.0 for v in out["scores"].values())
     assert out["scores"]["s_c"] > 0.8  # E1 places the cohorts at their prototypes
