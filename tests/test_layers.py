@@ -28,3 +28,15 @@ def test_experiments_import_without_cycles_in_a_fresh_interpreter():
     for m, proc in procs.items():
         _, err = proc.communicate()
         assert proc.returncode == 0, f"import {m}: {err}"
+
+
+def test_a_score_job_starts_without_the_heavy_libraries():
+    """What `python -m cova score` imports (the most frequent job of a workflow) leaves out scikit-learn,
+    scipy.stats, pandas and umap-learn: each would add up to a second to every one of hundreds of job starts. They
+    are imported where a score needs them."""
+    modules = "cova.cli, cova.datasets.fetch, cova.embedding, cova.inputs, cova.io, cova.metrics.score, cova.viz.scatter"
+    heavy = ("sklearn", "scipy.stats", "pandas", "umap", "pynndescent")
+    done = subprocess.run([sys.executable, "-c", f"import sys, {modules}; print(*(m for m in {heavy!r} "
+                           "if m in sys.modules))"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []

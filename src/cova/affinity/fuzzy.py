@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..checks import check_matrix
+from ..jit import cache_library_kernels
 from .knn import METHODS, METRICS, nearest_neighbors
 
 __all__ = ["FuzzyGraph", "fuzzy_graph"]
@@ -116,6 +117,8 @@ def fuzzy_graph(
     knn_dists[:, 1:] = dist
 
     from umap.umap_ import fuzzy_simplicial_set
+
+    cache_library_kernels("umap")
 
     result, sigmas, rhos, _ = fuzzy_simplicial_set(
         X, k, int(random_state), metric, knn_indices=knn_indices, knn_dists=knn_dists,

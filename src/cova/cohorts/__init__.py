@@ -75,6 +75,15 @@ __all__ = [
     "sne_prototypes",
     "tsne_prototypes",
 ]
-from .relation import RelationFeatures, compacted_features, relation_features, resolve_n_prototypes
+#: Names of :mod:`.relation`, imported on first use: its transformer is a scikit-learn estimator, and every
+#: score job imports this package (scikit-learn alone would add about a second to each job's start).
+_RELATION = ("RelationFeatures", "compacted_features", "relation_features", "resolve_n_prototypes")
+__all__ += list(_RELATION)
 
-__all__ += ["RelationFeatures", "compacted_features", "relation_features", "resolve_n_prototypes"]
+
+def __getattr__(name: str) -> object:
+    if name in _RELATION:
+        from . import relation
+
+        return getattr(relation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,16 +20,16 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import train_test_split
-from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
 
 from .base import Dataset
 from .mnist import mnist
+
+if TYPE_CHECKING:
+    from sklearn.neural_network import MLPClassifier
 
 N_CLASSES = 10
 
@@ -73,6 +73,9 @@ def train_classifier(X: np.ndarray, y: np.ndarray, hidden: Sequence[int] = (128,
     earlier by scikit-learn's own tolerance rule; the convergence warning of a run stopped by ``max_iter`` is
     silenced because the epoch budget is a fixed setting, and the loader records ``n_iter`` instead.
     """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
     clf = MLPClassifier(hidden_layer_sizes=tuple(hidden), activation="relu", random_state=seed, max_iter=max_iter)
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -163,6 +166,8 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
     if n_train > n - N_CLASSES:
         raise ValueError(f"n_train must be at most {n - N_CLASSES} (the MNIST test set has {n} images and at least "
                          f"{N_CLASSES} must be held out to attack), got {n_train}")
+    from sklearn.model_selection import train_test_split
+
     train, heldout = train_test_split(np.arange(n), train_size=n_train, stratify=y, random_state=seed)
     train, heldout = np.sort(train), np.sort(heldout)
     clf = train_classifier(X[train], y[train], widths, seed, max_iter)

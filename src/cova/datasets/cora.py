@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from .base import Dataset
@@ -32,6 +31,8 @@ def cora(raw_dir: str | os.PathLike) -> Dataset:
 
     Citations naming a paper that is not in ``cora.content`` raise ``ValueError``.
     """
+    import pandas as pd  # here, not at the top: every job imports the loaders' package
+
     raw_dir = Path(raw_dir)
     content = pd.read_csv(raw_dir / "cora.content", sep="\t", header=None, dtype=str)
     ids = content.iloc[:, 0].to_numpy()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.datasets import load_digits
 
 from .base import Dataset
 
@@ -13,6 +12,8 @@ def digits(n_per_class: int | None = None, random_state: int = 0) -> Dataset:
 
     Pixel values (0..16) are used as they are; the subset keeps the original order of the rows it keeps.
     """
+    from sklearn.datasets import load_digits  # here, not at the top: every job imports the loaders' package
+
     bunch = load_digits()
     X, y = bunch.data.astype(np.float64), bunch.target.astype(np.int64)
     if n_per_class is not None:

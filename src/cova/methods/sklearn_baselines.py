@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
 from ..inputs import Inputs
+from ..jit import cache_library_kernels
 from .base import Embedder, check_size
 from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
 
@@ -337,6 +338,7 @@ class UMAP(Embedder):
 
         import umap
 
+        cache_library_kernels("umap")
         self._validate_params()
         k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
         est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,

@@ -16,7 +16,6 @@ measures none of this; the three scores below are ours:
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from .display_neighbours import _k, display_points
 from .neighborhood import _as_matrix, knn_indices
@@ -57,6 +56,8 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     """Spearman's ρ (average ranks for ties); NaN when either side is constant."""
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
+    from scipy.stats import spearmanr  # here: scipy.stats costs every score job half a second to import
+
     return float(spearmanr(a, b).statistic)
 
 

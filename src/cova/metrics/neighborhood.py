@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from sklearn.neighbors import KDTree
+from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
 __all__ = ["trustworthiness", "continuity", "trustworthiness_continuity", "knn_indices", "target_ranks"]
@@ -559,9 +559,9 @@ def knn_indices(A: np.ndarray, k: int) -> np.ndarray:
     if d > KDTREE_MAX_DIM:
         return _knn_brute(A, k)
     kq = min(n, k + 2)  # self (usually) + k + 1 others: the last one tells whether the k-th is sure
-    cand = KDTree(A).query(A, k=kq, return_distance=False)
+    cand = cKDTree(A).query(A, k=kq, workers=1)[1]  # any exact search: the order is repaired below
     rd = np.zeros(cand.shape)
-    for j in range(d):  # same summation order as sklearn's tree and as _sqdist_exact_kernel
+    for j in range(d):  # same summation order as _sqdist_exact_kernel
         t = A[cand, j] - A[:, j, None]
         rd += t * t
     is_self = cand == np.arange(n)[:, None]

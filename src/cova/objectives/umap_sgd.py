@@ -40,6 +40,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..jit import cache_library_kernels
 from .anisotropic import AnisotropicTerm, edge_gradient, epoch_statistics
 
 __all__ = ["EdgeList", "umap_edges", "initial_layout", "rng_state_from", "optimize_layout", "LOG_EVERY"]
@@ -80,6 +81,8 @@ def umap_edges(P: sp.spmatrix, n_epochs: int) -> EdgeList:
     500 for m ≤ 10,000, else 200), and ``epochs_per_sample`` comes from ``umap.umap_.make_epochs_per_sample``."""
     from umap.umap_ import make_epochs_per_sample
 
+    cache_library_kernels("umap")
+
     if not sp.issparse(P) or P.shape[0] != P.shape[1]:
         raise ValueError(f"P must be a square sparse matrix, got {type(P).__name__} of shape {np.shape(P)}")
     n_epochs = int(n_epochs)
@@ -111,6 +114,8 @@ def initial_layout(X: np.ndarray, edges: EdgeList, init: str, random_state: np.r
     if init == "spectral":
         from umap.spectral import spectral_layout
         from umap.umap_ import noisy_scale_coords
+
+        cache_library_kernels("umap")
 
         Y = spectral_layout(X, edges.graph(), n_components, random_state, metric="euclidean")
         Y = noisy_scale_coords(Y, random_state, max_coord=10, noise=0.0001)
