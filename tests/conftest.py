@@ -34,3 +34,14 @@ def toy_inputs():
     R /= R.sum()
     P = rng.normal(size=(c, 2)) * 3
     return Inputs(X=X, labels=labels, label_names=[str(j) for j in range(c)], W=W, R=R, prototypes=P)
+
+
+#: Test files that run the whole workflow (minutes each): collected first, so that under `make test` (two
+#: pytest-xdist processes, one file at a time each) they start at once and the other files fill the second
+#: process beside them, instead of the longest file starting last.
+LONG_FILES = ("test_workflow.py", "test_slurm.py", "test_core_workflow.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
