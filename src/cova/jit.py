@@ -1,4 +1,4 @@
-"""Numba's file cache for the jitted kernels of the libraries we call (umap-learn, pynndescent, TriMap).
+"""Numba's file cache for the jitted kernels of umap-learn.
 
 umap-learn compiles most of its numba functions without ``cache=True``, so every process that calls it compiles
 them again: UMAP on 300 points takes about 11 s in a fresh process, of which about 9 s is compilation, and a
@@ -8,7 +8,8 @@ cache on (``Dispatcher.enable_caching``, what ``cache=True`` does at decoration)
 library's loaded modules that has no cache yet, before their first call. The compiled code is the one numba
 would build anyway, only kept: numba keys each entry on the function's source file, its signature and numba's
 version, stores it beside the library (or under ``NUMBA_CACHE_DIR`` where that is read-only), and recompiles
-when any of them changes.
+when any of them changes. pynndescent caches its own kernels where it can (its NN-descent loop cannot be: numba
+refuses to cache a function with dynamic globals), so only umap-learn gets this.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ import numba
 import numpy as np
 
 from ..checks import check_matrix
-from ..jit import cache_library_kernels
 
 __all__ = ["nearest_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
 
@@ -126,8 +125,6 @@ def _exact_neighbors(Xs: np.ndarray, k: int, n_jobs: int) -> np.ndarray:
 
 def _pynndescent_neighbors(Xs: np.ndarray, k: int, random_state: int, n_jobs: int) -> np.ndarray:
     from pynndescent import NNDescent
-
-    cache_library_kernels("pynndescent")
 
     # NNDescent calls numba.set_num_threads(n_jobs) (a process-wide side effect on our numba kernels too); it resets
     # it on success, we also do so if it raises.
