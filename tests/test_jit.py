@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numba
@@ -48,3 +49,20 @@ def test_the_second_process_loads_the_compiled_kernels_and_gets_the_same_graph()
     first, second = fresh_process(), fresh_process()
     assert second["misses"] == 0 and second["hits"] >= 2
     assert second["data"] == first["data"]
+
+
+def test_no_writable_cache_place_leaves_the_kernels_compiled_per_process(monkeypatch):
+    """Numba raises when it finds nowhere to write a cache; the library then runs as it would without us."""
+    from cova import jit
+
+    library = types.ModuleType("a_jitted_library")
+    library.kernel = numba.njit(lambda x: x + 1)
+    monkeypatch.setitem(sys.modules, "a_jitted_library", library)
+
+    def refuse(self):
+        raise RuntimeError("cannot cache function: no locator available")
+
+    monkeypatch.setattr(numba.core.dispatcher.Dispatcher, "enable_caching", refuse)
+    jit.cache_library_kernels("a_jitted_library")
+    assert "a_jitted_library" not in jit._DONE
+    assert isinstance(library.kernel._cache, numba.core.caching.NullCache) and library.kernel(1) == 2

@@ -25,7 +25,9 @@ _DONE: set[str] = set()
 def cache_library_kernels(package: str) -> None:
     """Import ``package`` and give every numba function of its loaded modules a file cache (once per process).
 
-    Functions that already have one (``cache=True``) are left as they are.
+    Functions that already have one (``cache=True``) are left as they are. Where numba finds no writable place
+    for a cache (neither beside the library, nor ``NUMBA_CACHE_DIR``, nor the user's cache folder) the functions
+    stay as they were: compiled in each process, as before.
     """
     if package in _DONE:
         return
@@ -38,5 +40,8 @@ def cache_library_kernels(package: str) -> None:
             continue
         for obj in list(vars(module).values()):
             if isinstance(obj, Dispatcher) and isinstance(obj._cache, NullCache):
-                obj.enable_caching()
+                try:
+                    obj.enable_caching()
+                except RuntimeError:  # numba: "cannot cache function …: no locator available"
+                    return
     _DONE.add(package)
