@@ -376,6 +376,32 @@ def test_exact_knn_equals_brute_force(metric: str) -> None:
     np.testing.assert_allclose(dist, np.take_along_axis(D, ref, 1), rtol=0, atol=1e-12)
 
 
+def _tied_data(metric: str, d: int) -> np.ndarray:
+    """600 rows full of exact ties at the k-th distance: small integers (as the digits) for Euclidean, 30
+    directions each scaled by 1, 2 or 4 (bit-identical unit rows) for cosine."""
+    rng = np.random.default_rng(30)
+    if metric == "euclidean":
+        return rng.integers(1, 4, size=(600, d)).astype(np.float64)
+    return rng.standard_normal((30, d))[rng.integers(0, 30, 600)] * 2.0 ** rng.integers(0, 3, (600, 1))
+
+
+@pytest.mark.parametrize(("metric", "d"), [("euclidean", 4), ("euclidean", 40), ("cosine", 40)])
+def test_exact_knn_breaks_ties_by_index_whatever_the_threads(metric: str, d: int) -> None:
+    """Which of the points tied at the k-th distance make the list is the lower index's, with 1 or 4 OpenMP
+    threads alike (scikit-learn's kd-tree and brute force choose differently with different thread counts)."""
+    from threadpoolctl import threadpool_limits
+
+    X = _tied_data(metric, d)
+    k = 12
+    D = np.round(cdist(X, X, "sqeuclidean" if metric == "euclidean" else "cosine"), 9)  # the ties exact
+    np.fill_diagonal(D, np.inf)
+    ref = np.lexsort((np.broadcast_to(np.arange(600), D.shape), D), axis=1)[:, :k]
+    for threads in (1, 4):
+        with threadpool_limits(limits=threads):
+            ind, _ = nearest_neighbors(X, k, metric=metric, method="exact")
+        assert np.array_equal(ind, ref), threads
+
+
 def test_knn_rows_sorted_and_self_excluded_with_duplicates() -> None:
     X = np.repeat(_data(50, 2, seed=17), 3, axis=0)  # every point three times
     for method in ("exact", "pynndescent"):

@@ -283,6 +283,29 @@ def test_featmap_group_is_opt_in(toy_inputs):
         score_run(inp, Embedding(Z=Z), measures=["featmapp"])
 
 
+def test_featmap_measures_do_not_depend_on_the_thread_count():
+    """A score job runs on its rule's threads, an in-process rescoring on the machine's: integer features (the
+    digits') tie at the k-th distance of the fuzzy graphs, and the scores must still be the same bit for bit."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(31)
+    X = rng.integers(0, 4, size=(400, 20)).astype(np.float64)
+    labels = np.arange(400) % 5
+    Z = X @ rng.standard_normal((20, 2))
+    before = numba.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, 4):
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+            with threadpool_limits(limits=threads):
+                runs.append(_featmap(X, Z, labels))
+    finally:
+        numba.set_num_threads(before)
+    assert runs[0].keys() == runs[1].keys()
+    assert all(runs[0][k] == runs[1][k] or (np.isnan(runs[0][k]) and np.isnan(runs[1][k])) for k in runs[0])
+
+
 def test_featmap_measures_without_labels_skip_the_label_measures():
     X, Z, _ = _blobs(n=60)
     data = ScoreData(Z=Z, n_cohorts=0, X=X)

@@ -16,10 +16,16 @@ Whatever the back end, the returned distances are **recomputed in float64** from
 (pynndescent returns float32 distances, and sklearn's brute force uses the ``‖a‖² + ‖b‖² − 2a·b`` expansion), with
 one formula, :func:`pair_sq_distances`, so that every consumer (perplexity calibration, the max-subtracted
 Euclidean S of App. H.1, the reference tests) sees bit-identical values for the same pair. Each row is then sorted by
-(distance, index), which realises the convention "ties broken by lower index" *within* the returned list. Which of
-several points tied exactly at the k-th distance makes it into the list is decided by the back end.
+(distance, index), which realises the convention "ties broken by lower index" *within* the returned list.
 
-Determinism: the exact path is deterministic. The pynndescent path is deterministic for a fixed
+On the exact path the convention also decides *which* of several points tied at the k-th distance make the list:
+scikit-learn is asked for one spare neighbour, and a row whose spare is as near as its k-th neighbour (up to the
+rounding of the expansion) is redone against every point (:func:`_settle_ties`). Without this the choice among tied
+points was scikit-learn's, and it changes with the number of OpenMP threads (data with integer features, such as the
+digits, have many ties). On the pynndescent path the back end decides.
+
+Determinism: the exact path is deterministic and does not depend on the thread count. The pynndescent path is
+deterministic for a fixed
 ``(random_state, n_jobs)`` pair -- checked across processes -- but different ``n_jobs`` give (equally accurate)
 different graphs, because NN-descent's parallel work split depends on the thread count. ``n_jobs`` is therefore
 part of the seed; it defaults to 1 and is never derived from the machine's core count.
@@ -114,11 +120,12 @@ def _drop_self(indices: np.ndarray, k: int) -> np.ndarray:
 
 
 def _exact_neighbors(Xs: np.ndarray, k: int, n_jobs: int) -> np.ndarray:
+    """The k nearest other rows of ``Xs`` and one spare (k + 1 columns unless k = l − 1), in scikit-learn's order."""
     import sklearn
     from sklearn.neighbors import NearestNeighbors
 
     with sklearn.config_context(working_memory=SKLEARN_WORKING_MEMORY_MB):
-        nn = NearestNeighbors(n_neighbors=k, metric="euclidean", n_jobs=n_jobs).fit(Xs)
+        nn = NearestNeighbors(n_neighbors=min(k + 1, Xs.shape[0] - 1), metric="euclidean", n_jobs=n_jobs).fit(Xs)
         # X=None: each training point is queried and itself excluded (sklearn removes the point's own index).
         return nn.kneighbors(return_distance=False)
 
@@ -148,6 +155,62 @@ def _pynndescent_neighbors(Xs: np.ndarray, k: int, random_state: int, n_jobs: in
             "pynndescent returned an incomplete neighbour graph (index −1); use method='exact' for this data"
         )
     return _drop_self(ind, k)
+
+
+def _distances(X: np.ndarray, Xs: np.ndarray, metric: str, ind: np.ndarray,
+               rows: np.ndarray | None = None) -> np.ndarray:
+    """Distances from rows ``rows`` (default: all) to their neighbours ``ind`` (one row of ``ind`` per row):
+    squared Euclidean (sorted as squares, finer than after the square root) or cosine."""
+    if rows is None:
+        rows = np.arange(ind.shape[0], dtype=np.int64)
+    rows = np.broadcast_to(rows[:, None], ind.shape)
+    return _pair_cosine_distances(Xs, rows, ind) if metric == "cosine" else pair_sq_distances(X, rows, ind)
+
+
+def _sorted(ind: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row sorted by (distance, index): a stable sort by index, then a stable sort by distance."""
+    order = np.argsort(ind, axis=1, kind="stable")
+    ind = np.take_along_axis(ind, order, axis=1)
+    dist = np.take_along_axis(dist, order, axis=1)
+    order = np.argsort(dist, axis=1, kind="stable")
+    return (np.ascontiguousarray(np.take_along_axis(ind, order, axis=1)),
+            np.ascontiguousarray(np.take_along_axis(dist, order, axis=1)))
+
+
+#: rows redone together by :func:`_settle_ties` hold at most this many distances (32 MB)
+SETTLE_BLOCK_ENTRIES: int = 4_000_000
+
+
+def _settle_ties(X: np.ndarray, Xs: np.ndarray, metric: str, ind: np.ndarray, dist: np.ndarray,
+                 k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first k of the sorted candidate rows ``ind`` / ``dist`` (k + 1 columns, from an exact search), with the
+    k-th place settled by the rule "ties to the lower index" among *all* points.
+
+    A point left out by the search is no nearer than the spare candidate (column k), up to the rounding of
+    scikit-learn's ``‖a‖² + ‖b‖² − 2a·b`` expansion, bounded here by 8·d·ε·(‖a‖² + max‖b‖²). Rows whose k-th and
+    spare distances are closer than that may miss a tied point of lower index; they alone are recomputed against
+    every point with :func:`pair_sq_distances` (or the cosine formula), in blocks of at most
+    :data:`SETTLE_BLOCK_ENTRIES` distances."""
+    l, d = Xs.shape
+    sq_norms = np.einsum("ij,ij->i", Xs, Xs)
+    tol = 8.0 * d * np.finfo(np.float64).eps * (sq_norms + sq_norms.max())
+    gap = dist[:, k] - dist[:, k - 1]
+    if metric == "cosine":
+        gap = 2.0 * gap  # ‖x̂_i − x̂_j‖² = 2(1 − cos): the search's units
+    ind, dist = ind[:, :k].copy(), dist[:, :k].copy()
+    unsure = np.flatnonzero(gap <= tol)
+    block = max(1, SETTLE_BLOCK_ENTRIES // l)
+    everyone = np.arange(l, dtype=np.int64)
+    for s in range(0, unsure.size, block):
+        rows = unsure[s:s + block]
+        D = _distances(X, Xs, metric, np.broadcast_to(everyone, (rows.size, l)), rows)
+        D[np.arange(rows.size), rows] = np.inf  # a point is not its own neighbour (a duplicate of it is)
+        kth = np.partition(D, k - 1, axis=1)[:, k - 1:k]
+        less, tied = D < kth, D == kth
+        take = less | (tied & (np.cumsum(tied, axis=1) <= k - less.sum(axis=1, keepdims=True)))
+        chosen = np.nonzero(take)[1].reshape(rows.size, k)  # row-major: ascending index within a row
+        ind[rows], dist[rows] = _sorted(chosen, np.take_along_axis(D, chosen, axis=1))
+    return ind, dist
 
 
 def nearest_neighbors(
@@ -185,7 +248,7 @@ def nearest_neighbors(
     random_state : seed of pynndescent (ignored by the exact path).
     exact_max_work : l²·d threshold for ``"auto"`` (:data:`EXACT_MAX_WORK`).
     n_jobs : threads for pynndescent, for which it is part of the seed (see module docstring). The exact path runs
-        on the job's thread pools (scikit-learn's OpenMP; the result does not depend on them).
+        on the job's thread pools (scikit-learn's OpenMP; the result does not depend on them, ties included).
     squared : return squared Euclidean distances (ignored for cosine).
 
     Returns
@@ -225,20 +288,9 @@ def nearest_neighbors(
     else:
         ind = _pynndescent_neighbors(Xs, k, random_state, int(n_jobs))
     ind = np.ascontiguousarray(ind, dtype=np.int64)
-
-    rows = np.broadcast_to(np.arange(l, dtype=np.int64)[:, None], ind.shape)
-    if metric == "cosine":
-        dist = _pair_cosine_distances(Xs, rows, ind)
-    else:
-        dist = pair_sq_distances(X, rows, ind)  # sorted as squares (finer than after the square root)
-
-    # Sort each row by (distance, index): stable sort by index, then stable sort by distance.
-    order = np.argsort(ind, axis=1, kind="stable")
-    ind = np.take_along_axis(ind, order, axis=1)
-    dist = np.take_along_axis(dist, order, axis=1)
-    order = np.argsort(dist, axis=1, kind="stable")
-    ind = np.ascontiguousarray(np.take_along_axis(ind, order, axis=1))
-    dist = np.ascontiguousarray(np.take_along_axis(dist, order, axis=1))
+    ind, dist = _sorted(ind, _distances(X, Xs, metric, ind))
+    if ind.shape[1] > k:
+        ind, dist = _settle_ties(X, Xs, metric, ind, dist, k)
     if metric == "euclidean" and not squared:
         np.sqrt(dist, out=dist)
     return ind, dist
