@@ -20,7 +20,8 @@ Euclidean S of App. H.1, the reference tests) sees bit-identical values for the 
 
 On the exact path the convention also decides *which* of several points tied at the k-th distance make the list:
 scikit-learn is asked for one spare neighbour, and a row whose spare is as near as its k-th neighbour (up to the
-rounding of the expansion) is redone against every point (:func:`_settle_ties`). Without this the choice among tied
+rounding of the expansion) is redone against every point (:func:`_settle_ties`: a BLAS screen, then exact distances of
+the few points that can tie). Without this the choice among tied
 points was scikit-learn's, and it changes with the number of OpenMP threads (data with integer features, such as the
 digits, have many ties). On the pynndescent path the back end decides.
 
@@ -177,7 +178,7 @@ def _sorted(ind: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.ascontiguousarray(np.take_along_axis(dist, order, axis=1)))
 
 
-#: rows redone together by :func:`_settle_ties` hold at most this many distances (32 MB)
+#: rows screened together by :func:`_settle_ties` hold at most this many distances (32 MB)
 SETTLE_BLOCK_ENTRIES: int = 4_000_000
 
 
@@ -187,29 +188,32 @@ def _settle_ties(X: np.ndarray, Xs: np.ndarray, metric: str, ind: np.ndarray, di
     k-th place settled by the rule "ties to the lower index" among *all* points.
 
     A point left out by the search is no nearer than the spare candidate (column k), up to the rounding of
-    scikit-learn's ``‖a‖² + ‖b‖² − 2a·b`` expansion, bounded here by 8·d·ε·(‖a‖² + max‖b‖²). Rows whose k-th and
-    spare distances are closer than that may miss a tied point of lower index; they alone are recomputed against
-    every point with :func:`pair_sq_distances` (or the cosine formula), in blocks of at most
-    :data:`SETTLE_BLOCK_ENTRIES` distances."""
+    scikit-learn's ``‖a‖² + ‖b‖² − 2a·b`` expansion, bounded here by tol = 8·d·ε·(‖a‖² + max‖b‖²). Only rows whose
+    k-th and spare distances are closer than that may miss a tied point of lower index. For those rows every
+    distance is screened with the same BLAS expansion (blocks of at most :data:`SETTLE_BLOCK_ENTRIES`), and only the
+    points whose screened distance is within 2·tol of the row's k-th distance (a superset of the points at most as
+    far as the k-th, so never fewer than k) get their distance recomputed by :func:`pair_sq_distances` (or the
+    cosine formula); of these the k nearest by (distance, index) are kept."""
     l, d = Xs.shape
     sq_norms = np.einsum("ij,ij->i", Xs, Xs)
     tol = 8.0 * d * np.finfo(np.float64).eps * (sq_norms + sq_norms.max())
-    gap = dist[:, k] - dist[:, k - 1]
-    if metric == "cosine":
-        gap = 2.0 * gap  # ‖x̂_i − x̂_j‖² = 2(1 − cos): the search's units
+    search = 2.0 if metric == "cosine" else 1.0  # ‖x̂_i − x̂_j‖² = 2(1 − cos): the search's units
+    gap = search * (dist[:, k] - dist[:, k - 1])
     ind, dist = ind[:, :k].copy(), dist[:, :k].copy()
     unsure = np.flatnonzero(gap <= tol)
     block = max(1, SETTLE_BLOCK_ENTRIES // l)
-    everyone = np.arange(l, dtype=np.int64)
     for s in range(0, unsure.size, block):
         rows = unsure[s:s + block]
-        D = _distances(X, Xs, metric, np.broadcast_to(everyone, (rows.size, l)), rows)
-        D[np.arange(rows.size), rows] = np.inf  # a point is not its own neighbour (a duplicate of it is)
-        kth = np.partition(D, k - 1, axis=1)[:, k - 1:k]
-        less, tied = D < kth, D == kth
-        take = less | (tied & (np.cumsum(tied, axis=1) <= k - less.sum(axis=1, keepdims=True)))
-        chosen = np.nonzero(take)[1].reshape(rows.size, k)  # row-major: ascending index within a row
-        ind[rows], dist[rows] = _sorted(chosen, np.take_along_axis(D, chosen, axis=1))
+        screen = sq_norms[rows, None] + sq_norms[None, :] - 2.0 * (Xs[rows] @ Xs.T)
+        screen[np.arange(rows.size), rows] = np.inf  # a point is not its own neighbour (a duplicate of it is)
+        r, c = np.nonzero(screen <= (search * dist[rows, k - 1] + 2.0 * tol[rows])[:, None])
+        exact = _distances(X, Xs, metric, c[:, None], rows[r])[:, 0]
+        order = np.lexsort((c, exact, r))  # by row, then (distance, index)
+        r, c, exact = r[order], c[order], exact[order]
+        rank = np.arange(r.size) - np.searchsorted(r, r)
+        keep = rank < k
+        ind[rows] = c[keep].reshape(rows.size, k)
+        dist[rows] = exact[keep].reshape(rows.size, k)
     return ind, dist
 
 
