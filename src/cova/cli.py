@@ -64,7 +64,7 @@ def cmd_inputs(a: argparse.Namespace) -> None:
 def cmd_embed(a: argparse.Namespace) -> None:
     from .embedding import Embedding
     from .inputs import COHORT_INPUTS, Inputs, require_cohorts
-    from .methods import DegenerateSolution, make_method
+    from .methods import DegenerateSolution, make_method, split_capable
 
     inputs = Inputs.load(a.dataset, a.inputs)
     est = make_method(a.method, _json(a.params), seed=a.seed)
@@ -81,8 +81,8 @@ def cmd_embed(a: argparse.Namespace) -> None:
         inputs, train = inputs.semi_supervised(), None
     if train is not None and not callable(getattr(est, "transform", None)):
         raise ValueError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
-                         f"inputs with a train/test split (inputs {a.inputs}); use a projection model (cova_p1-p4, "
-                         f"eigen_cova, nca, s_isomap), a semi-supervised method (snerv, pe) or remove the split")
+                         f"inputs with a train/test split (inputs {a.inputs}); use {split_capable()}, or remove "
+                         f"the split")
     fit_on = inputs.training()
     log.info("fitting %r on %d samples%s", est, fit_on.n_samples,
              hidden if train is None else f" (training split; {int((~train).sum())} test samples by transform)")

@@ -216,6 +216,18 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             if e["reference"] not in REFERENCE:
                 raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
                                   f"allowed; allowed values: {sorted(REFERENCE)}")
+        if e.get("measure_space", "inputs") == "ground_truth":
+            from .datasets import GROUND_TRUTH_LOADERS
+
+            if e["renderer"] != "nerv_panels":
+                raise ConfigError(f"config key paper.experiments.{name}.measure_space: 'ground_truth' is read by "
+                                  f"renderer 'nerv_panels' only, not {e['renderer']!r}")
+            for i, run in enumerate(e["runs"]):
+                loader = config["datasets"][run["dataset"]]["loader"]
+                if loader not in GROUND_TRUTH_LOADERS:
+                    raise ConfigError(f"config key paper.experiments.{name}.runs[{i}].dataset: {run['dataset']!r} "
+                                      f"(loader {loader!r}) has no ground-truth coordinates, which measure_space: "
+                                      f"ground_truth needs; allowed loaders: {list(GROUND_TRUTH_LOADERS)}")
     fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
     if fig1:
         _ref(config, "datasets", fig1["dataset"], "paper.cova.fig1.dataset")
@@ -231,7 +243,7 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
     """Refuse a run whose inputs block does not provide what one of its methods requires
     (:meth:`cova.methods.Embedder.requires` against :func:`cova.inputs.provided_inputs`)."""
     from .inputs import provided_inputs
-    from .methods import METHODS
+    from .methods import METHODS, split_capable
 
     try:
         block = {k: v for k, v in config["inputs"][run["inputs"]].items() if k != "resources"}
@@ -244,8 +256,7 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
         if "split" in block and not cls.semi_supervised and not callable(getattr(cls, "transform", None)):
             raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) has no transform for the "
                               f"test rows of inputs block {run['inputs']!r}'s split and does not take unlabelled "
-                              f"samples; use a projection model (cova_p1-p4, eigen_cova, nca, s_isomap), a "
-                              f"semi-supervised method (snerv, pe) or inputs without a split")
+                              f"samples; use {split_capable()}, or inputs without a split")
         for _, params, _ in expand_grid(entry, m):
             missing = [name for name in cls(**params).requires() if name not in provided]
             if missing:

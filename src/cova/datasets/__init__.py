@@ -18,6 +18,7 @@ from .coil20 import coil20
 from .compound import compound
 from .cora import cora
 from .digits import digits
+from .faces import sculpt_faces
 from .fetch import verify_manifest
 from .generic import generic
 from .mnist import fashion_mnist, mnist, read_idx
@@ -33,6 +34,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "cylinder2": cylinder2,
     "s_curve": s_curve,
     "sphere": sphere,
+    "sculpt_faces": sculpt_faces,
     "places_shaped": places_shaped,
     "random_matrix": random_matrix,
     "digits": digits,
@@ -59,6 +61,10 @@ RAW_SOURCES: dict[str, str] = {
     "compound": "compound",
     "worldtrade": "worldtrade",
 }
+
+#: Loaders whose datasets carry known latent coordinates (:attr:`Dataset.ground_truth`), against which the NeRV
+#: measures can be computed instead of X (NeRV Fig. 8).
+GROUND_TRUTH_LOADERS: tuple[str, ...] = ("sculpt_faces",)
 
 #: Loaders that need no file at all (seeded generators and sklearn's bundled digits).
 BUILTIN: tuple[str, ...] = tuple(n for n in LOADERS if n not in RAW_SOURCES and n not in ("places2", "generic"))
@@ -102,4 +108,4 @@ def load(name: str, raw_dir: str | os.PathLike | None = None, **params: Any) -> 
     return loader(**params)
 
 
-__all__ = ["BUILTIN", "Dataset", "LOADERS", "RAW_SOURCES", "load", "raw_source", "read_idx"]
+__all__ = ["BUILTIN", "Dataset", "GROUND_TRUTH_LOADERS", "LOADERS", "RAW_SOURCES", "load", "raw_source", "read_idx"]

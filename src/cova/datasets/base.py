@@ -28,6 +28,9 @@ class Dataset:
     relations : optional sparse (l, l) relation matrix (e.g. Cora's citations), ``None`` if absent.
     meta : JSON-serialisable facts about the data (source, generator parameters, subset used, ...); optional
         ``sample_names`` / ``feature_names`` lists name the rows / columns of X (see :attr:`sample_names`).
+    ground_truth : optional (l, q) float64 array of known latent coordinates (e.g. the pose and lighting of
+        rendered faces, NeRV Fig. 8), against which neighbourhood measures can be computed instead of X;
+        ``meta["ground_truth_names"]`` may name its columns. ``None`` if the data have none.
     """
 
     X: np.ndarray
@@ -35,6 +38,7 @@ class Dataset:
     label_names: list[str]
     relations: sp.csr_matrix | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    ground_truth: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.X = np.ascontiguousarray(self.X, dtype=np.float64)
@@ -52,6 +56,12 @@ class Dataset:
             raise ValueError(f"labels must lie in 0..{c - 1} (one name per cohort)")
         if self.relations is not None:
             self.relations = sp.csr_matrix(self.relations)
+        if self.ground_truth is not None:
+            self.ground_truth = np.ascontiguousarray(self.ground_truth, dtype=np.float64)
+            if self.ground_truth.ndim != 2 or self.ground_truth.shape[0] != self.X.shape[0]:
+                raise ValueError(f"ground_truth must have shape ({self.X.shape[0]}, q), got {self.ground_truth.shape}")
+            if not np.all(np.isfinite(self.ground_truth)):
+                raise ValueError("ground_truth has NaN or infinite values")
 
     @property
     def n_samples(self) -> int:
@@ -91,6 +101,8 @@ class Dataset:
             rel = self.relations.tocsr()
             arrays.update(rel_data=rel.data, rel_indices=rel.indices, rel_indptr=rel.indptr,
                           rel_shape=np.array(rel.shape))
+        if self.ground_truth is not None:
+            arrays["ground_truth"] = self.ground_truth
         save_npz_atomic(path, **arrays)
 
     @classmethod
@@ -102,4 +114,5 @@ class Dataset:
                 relations = sp.csr_matrix((f["rel_data"], f["rel_indices"], f["rel_indptr"]),
                                           shape=tuple(f["rel_shape"]))
             return cls(X=f["X"], labels=f["labels"], label_names=list(f["label_names"]),
-                       relations=relations, meta=json.loads(str(f["meta"])))
+                       relations=relations, meta=json.loads(str(f["meta"])),
+                       ground_truth=f["ground_truth"] if "ground_truth" in f else None)

@@ -47,7 +47,7 @@ class RunLoader:
 
     def __init__(self) -> None:
         self.inputs: dict[tuple[str, str], Inputs] = {}
-        self.raw: dict[str, np.ndarray] = {}
+        self.datasets: dict[str, Dataset] = {}
 
     def run_inputs(self, run: dict[str, Any]) -> Inputs:
         """The run's inputs."""
@@ -56,11 +56,23 @@ class RunLoader:
             self.inputs[key] = Inputs.load(*key)
         return self.inputs[key]
 
+    def dataset(self, run: dict[str, Any]) -> Dataset:
+        """The run's dataset as loaded (before the inputs block's features)."""
+        if run["data"] not in self.datasets:
+            self.datasets[run["data"]] = Dataset.load(run["data"])
+        return self.datasets[run["data"]]
+
     def raw_X(self, run: dict[str, Any]) -> np.ndarray:
         """X of the run's dataset as loaded (before the inputs block's features)."""
-        if run["data"] not in self.raw:
-            self.raw[run["data"]] = Dataset.load(run["data"]).X
-        return self.raw[run["data"]]
+        return self.dataset(run).X
+
+    def ground_truth(self, run: dict[str, Any]) -> np.ndarray:
+        """The known latent coordinates of the run's dataset (:attr:`cova.datasets.Dataset.ground_truth`), or a
+        ``ValueError`` naming the dataset when it has none."""
+        truth = self.dataset(run).ground_truth
+        if truth is None:
+            raise ValueError(f"dataset {run['dataset']!r} has no ground_truth coordinates")
+        return truth
 
     @staticmethod
     def embedding(run: dict[str, Any]) -> Embedding:

@@ -22,7 +22,8 @@ from ..inputs import Inputs
 from ..metrics.neighborhood import knn_indices
 from ..metrics.retrieval import knn_misclassified
 from ..viz.figures import save_figure
-from ..viz.panels import ScatterPanel, scatter_grid_figure
+from ..viz.panels import ScatterPanel, scatter_grid_figure, spread_points
+from ..viz.saliency import image_shape
 from ..viz.scatter import format_scores
 from ..viz.sweeps import heatmap_figure, sweep_figure
 from ..viz.tables import write_csv_atomic, write_html_atomic
@@ -55,11 +56,25 @@ def neighbour_groups(X: np.ndarray, labels: np.ndarray, per_cohort: int, k: int,
     return tuple(np.r_[i, nn[i]] for i in examples)
 
 
+def _thumbnails(load: RunLoader, run: dict[str, Any], Z: np.ndarray,
+                options: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The images of points spread over display ``Z`` (:func:`cova.viz.panels.spread_points` on a
+    ``options["grid"]`` grid, default 6), from the run's dataset as loaded; ``None`` for a display with no finite
+    points."""
+    if not np.all(np.isfinite(Z)):
+        return None
+    data = load.dataset(run)
+    X = data.X
+    shape = image_shape(X.shape[1], data.meta)
+    idx = spread_points(Z, int(options.get("grid", 6)))
+    return idx, X[idx].reshape(len(idx), *shape)
+
+
 def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
     """The cohort scatters of ``spec``'s runs, a row per dataset. Options: ``original: true`` (a first panel with
     the inputs' X), ``neighbours: {per_cohort, k, random_state}`` (:func:`neighbour_groups`, marked in every
     panel), ``misplaced: {k}`` (boxes around the points whose k-NN vote in the panel is another cohort,
-    :func:`cova.metrics.retrieval.knn_misclassified`)."""
+    :func:`cova.metrics.retrieval.knn_misclassified`), ``thumbnails: {grid, zoom}`` (:func:`_thumbnails`)."""
     load = RunLoader()
     hood, misplaced = spec.get("neighbours"), spec.get("misplaced")
     rows = []
@@ -83,7 +98,10 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
                 k = int(misplaced.get("k", 5))
                 boxed = np.flatnonzero(knn_misclassified(emb.Z[:, :2], inp.labels, k))
                 title += f"\n{len(boxed)} boxed: {k}-NN vote for another cohort"
-            row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed, title, groups=groups, boxed=boxed))
+            thumbs = _thumbnails(load, run, emb.Z, spec["thumbnails"]) if spec.get("thumbnails") else None
+            row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed, title, groups=groups, boxed=boxed,
+                                    thumbnails=thumbs,
+                                    thumbnail_zoom=float((spec.get("thumbnails") or {}).get("zoom", 0.5))))
         n_cols = int(spec.get("n_cols") or len(row))
         rows.extend(row[i:i + n_cols] for i in range(0, len(row), n_cols))
     save_figure(scatter_grid_figure(rows, spec.get("title", spec["name"])), path)

@@ -2,9 +2,10 @@
 
 from .base import DegenerateSolution, Embedder
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
-from .registry import METHODS, make_method, method_parameters
+from .registry import METHODS, make_method, method_parameters, split_capable
 from .sklearn_baselines import PCA
 from .tsne import TSNE
 
 __all__ = ["METHODS", "PCA", "TSNE", "DegenerateSolution", "CovaE1", "CovaE2", "CovaE3", "CovaE4", "CovaP1",
-           "CovaP2", "CovaP3", "CovaP4", "EigenCova", "Embedder", "make_method", "method_parameters"]
+           "CovaP2", "CovaP3", "CovaP4", "EigenCova", "Embedder", "make_method", "method_parameters",
+           "split_capable"]

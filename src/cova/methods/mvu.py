@@ -1,7 +1,8 @@
 """Landmark maximum variance unfolding (LMVU; Weinberger, Packer & Saul 2005), an unsupervised baseline of NeRV
-Table 2.
+Table 2, and colored MVU (MUHSIC; Song, Smola, Borgwardt & Gretton 2007), a supervised baseline of NeRV Sec. 5.3
+(Fig. 13, Table 3, Fig. 14; Venna et al. 2010).
 
-It solves a semidefinite programme over the landmarks' Gram matrix (:func:`cova.objectives.semidefinite.lmvu_gram`,
+LMVU solves a semidefinite programme over the landmarks' Gram matrix (:func:`cova.objectives.semidefinite.lmvu_gram`,
 stated there with the papers' equations) and reads the display off the top eigenvectors of K = Q L Qᵀ. The
 neighbour pairs are the symmetrised k-nearest-neighbour graph of X (an edge when either point is among the other's
 k nearest), its pieces joined as Isomap joins them, their squared Euclidean distances the upper bounds. The
@@ -10,6 +11,12 @@ the linear map of Weinberger, Packer & Saul (2005, Sec. 3.1): with W the locally
 weights of every point from its k neighbours and Φ = (I − W)ᵀ(I − W), the non-landmarks' coordinates minimise the
 reconstruction error given the landmarks', Q_u = −Φ_uu⁻¹ Φ_ul, and Q_l = I. Exact MVU is not offered:
 ``docs/decisions.md`` ("MVU and LMVU") has the measured reason.
+
+MUHSIC maximises the dependence between the embedding and the class labels under a penalty on the neighbour
+distances, over K = Q A Qᵀ with Q the bottom eigenvectors of the same joined k-NN graph's Laplacian
+(:func:`cova.objectives.semidefinite.muhsic_gram`, stated there). It is fitted on the rows it is given (a split's
+training rows); new points are placed as the NeRV paper says, by linear interpolation: the LLE reconstruction weights
+of each new point from its k nearest training rows (:func:`barycentre_weights`) applied to their coordinates.
 """
 
 from __future__ import annotations
@@ -21,16 +28,18 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..affinity.graphs import fix_signs, joined_knn_graph
+from ..affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvectors
 from ..affinity.knn import pair_sq_distances
 from ..inputs import Inputs
-from ..objectives.semidefinite import lmvu_gram
-from .base import Embedder
+from ..objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
+from .base import Embedder, supervised_arrays
 from .constraints import POSITIVE, POSITIVE_INT, SEED
 
 log = logging.getLogger("cova")
 
-__all__ = ["LMVU", "neighbour_pairs", "reconstruction_weights", "landmark_reconstruction"]
+__all__ = ["LMVU", "MUHSIC", "neighbour_pairs", "barycentre_weights", "reconstruction_weights",
+           "landmark_reconstruction", "class_kernel_factor", "laplacian_basis", "interpolate"]
+
 
 def neighbour_pairs(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The symmetrised k-NN graph of X in one piece (:func:`cova.affinity.graphs.joined_knn_graph`: pieces joined
@@ -43,17 +52,24 @@ def neighbour_pairs(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.nda
     return pairs, pair_sq_distances(np.asarray(X, dtype=np.float64), pairs[:, 0], pairs[:, 1]), idx
 
 
-def reconstruction_weights(X: np.ndarray, indices: np.ndarray, reg: float = 1e-3) -> sp.csr_matrix:
-    """LLE's reconstruction weights (Roweis & Saul 2000): row i holds the weights, summing to 1, that best rebuild
-    x_i from its neighbours ``indices[i]``, with the local Gram matrix regularised by ``reg`` times its trace (as
-    scikit-learn's LLE does). Batched over the rows; (l, l) sparse."""
-    l, k = indices.shape
-    Z = X[indices] - X[:, None, :]
+def barycentre_weights(X_query: np.ndarray, X_ref: np.ndarray, indices: np.ndarray, reg: float = 1e-3) -> np.ndarray:
+    """LLE's reconstruction weights (Roweis & Saul 2000), dense (q, k): row i holds the weights, summing to 1, that
+    best rebuild ``X_query[i]`` from the rows ``X_ref[indices[i]]``, with the local Gram matrix regularised by ``reg``
+    times its trace (as scikit-learn's LLE does). Batched over the rows."""
+    q, k = indices.shape
+    Z = X_ref[indices] - X_query[:, None, :]
     G = np.einsum("lad,lbd->lab", Z, Z)
     tr = np.trace(G, axis1=1, axis2=2)
     G[:, np.arange(k), np.arange(k)] += (reg * np.where(tr > 0, tr, 1.0))[:, None]
-    w = np.linalg.solve(G, np.ones((l, k, 1)))[:, :, 0]
-    w /= w.sum(axis=1, keepdims=True)
+    w = np.linalg.solve(G, np.ones((q, k, 1)))[:, :, 0]
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def reconstruction_weights(X: np.ndarray, indices: np.ndarray, reg: float = 1e-3) -> sp.csr_matrix:
+    """:func:`barycentre_weights` of every row of X from its neighbours ``indices[i]`` among X's rows; (l, l)
+    sparse."""
+    l, k = indices.shape
+    w = barycentre_weights(X, X, indices, reg)
     return sp.csr_matrix((w.ravel(), indices.ravel(), np.arange(0, l * k + 1, k)), shape=(l, l))
 
 
@@ -123,3 +139,121 @@ class LMVU(Embedder):
         self.embedding_ = B @ Vt[: int(self.n_components)].T  # K's top eigenvectors times √eigenvalues
         fix_signs(self.embedding_)
         return self
+
+
+def class_kernel_factor(labels: np.ndarray, labelled: np.ndarray | None = None) -> np.ndarray:
+    """Φ (l, c) with ΦΦᵀ = L, the class kernel of MUHSIC: L_ij = 1/n_c when labelled rows i and j are both of class c
+    (n_c labelled rows), else 0: the orthogonal projection onto the class indicators, so that tr(HKHL) is the
+    between-class part of the variance tr(HKH), at most it. Unlabelled rows have zero rows."""
+    y = np.asarray(labels).ravel()
+    rows = np.ones(y.size, dtype=bool) if labelled is None else np.asarray(labelled, dtype=bool)
+    classes, code = np.unique(y[rows], return_inverse=True)
+    Phi = np.zeros((y.size, classes.size))
+    Phi[np.flatnonzero(rows), code] = 1.0
+    return Phi / np.sqrt(np.maximum(Phi.sum(axis=0), 1.0))[None, :]
+
+
+def laplacian_basis(X: np.ndarray, n_neighbors: int, n_eigenvectors: int,
+                    random_state: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The neighbour pairs of :func:`neighbour_pairs` (pairs, squared distances) and Q (l, m): the m eigenvectors
+    with the smallest non-zero eigenvalues of the Laplacian D − W of their 0/1 adjacency W
+    (:func:`cova.affinity.graphs.laplacian_eigenvectors`), orthonormal and orthogonal to 1 (the graph is in one
+    piece)."""
+    pairs, d2, _ = neighbour_pairs(X, n_neighbors)
+    l = X.shape[0]
+    W = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(l, l)).tocsr()
+    Q = laplacian_eigenvectors(W + W.T, int(n_eigenvectors), random_state=random_state)
+    return pairs, d2, Q
+
+
+def interpolate(X_ref: np.ndarray, Z_ref: np.ndarray, X_new: np.ndarray, n_neighbors: int,
+                reg: float = 1e-3) -> np.ndarray:
+    """Linear interpolation of new points into an embedding: each row of ``X_new`` gets Σ_j w_j z_j over its
+    ``n_neighbors`` nearest rows of ``X_ref`` (exact search), w its LLE reconstruction weights from them
+    (:func:`barycentre_weights`). A new point equal to reference rows is rebuilt exactly by them (equal weights on
+    the rows at distance 0), which is the unregularised optimum the regulariser would otherwise blur."""
+    from sklearn.neighbors import NearestNeighbors
+
+    X_ref = np.asarray(X_ref, dtype=np.float64)
+    X_new = np.asarray(X_new, dtype=np.float64)
+    k = min(int(n_neighbors), X_ref.shape[0])
+    if X_new.shape[0] == 0:
+        return np.zeros((0, Z_ref.shape[1]))
+    dist, idx = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(X_ref).kneighbors(X_new)
+    w = barycentre_weights(X_new, X_ref, idx, float(reg))
+    same = dist == 0.0
+    exact = same.any(axis=1)
+    w[exact] = same[exact] / same[exact].sum(axis=1, keepdims=True)
+    return np.einsum("qk,qkc->qc", w, np.asarray(Z_ref, dtype=np.float64)[idx])
+
+
+class MUHSIC(Embedder):
+    """Colored maximum variance unfolding (MUHSIC; Song, Smola, Borgwardt & Gretton 2007), the NeRV paper's
+    supervised baseline (Venna et al. 2010, Sec. 5.3): the Gram matrix K = Q A Qᵀ over the bottom eigenvectors Q of
+    the k-NN graph's Laplacian that maximises tr(HKHL) − ν Σ_(i,j) (D_ij(K) − ‖x_i − x_j‖²)² with L the class
+    kernel (:func:`class_kernel_factor`; :func:`cova.objectives.semidefinite.muhsic_gram`), displayed by K's top
+    eigenvectors. New points by linear interpolation (:func:`interpolate`).
+
+    Parameters
+    ----------
+    n_components : display dimension (2).
+    n_neighbors : k of the neighbour graph (its Laplacian and distance penalties) and of the interpolation (5).
+    n_eigenvectors : m, the Laplacian eigenvectors spanning K (10; A has m(m+1)/2 unknowns).
+    nu : ν, the weight of the squared distance residuals, in units of the mean squared neighbour distance (1).
+    eps : SCS's absolute and relative tolerance (1e-6).
+    max_iters : SCS's iteration limit (100,000).
+    reg : regulariser of the interpolation's reconstruction weights (1e-3 times the local Gram matrix's trace).
+    random_state : seed of the Lanczos start vector of the Laplacian's eigenvectors.
+
+    ``fit(inputs)`` reads ``inputs.X`` and ``inputs.labels`` (of the rows of ``inputs.labelled`` when given);
+    ``transform(X)`` places new samples. Attributes: ``embedding_``, ``gram_factor_`` (A), ``basis_`` (Q).
+    """
+
+    required_inputs = ("X", "labels")
+
+    _parameter_constraints = {"n_components": POSITIVE_INT, "n_neighbors": POSITIVE_INT,
+                              "n_eigenvectors": POSITIVE_INT, "nu": POSITIVE, "eps": POSITIVE,
+                              "max_iters": POSITIVE_INT, "reg": POSITIVE, "random_state": SEED}
+
+    def __init__(self, n_components: int = 2, n_neighbors: int = 5, n_eigenvectors: int = 10, nu: float = 1.0,
+                 eps: float = 1e-6, max_iters: int = 100_000, reg: float = 1e-3, random_state: int = 0):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.n_eigenvectors = n_eigenvectors
+        self.nu = nu
+        self.eps = eps
+        self.max_iters = max_iters
+        self.reg = reg
+        self.random_state = random_state
+
+    def fit(self, inputs: Inputs) -> "MUHSIC":
+        self._validate_params()
+        X, y, labelled = supervised_arrays(inputs)
+        l, m, k = X.shape[0], int(self.n_eigenvectors), int(self.n_neighbors)
+        if not k < l:
+            raise ValueError(f"n_neighbors = {k} must be below the number of samples l = {l}")
+        if not int(self.n_components) <= m < l:
+            raise ValueError(f"n_eigenvectors = {m} must lie between n_components = {self.n_components} and the "
+                             f"number of samples l = {l} (exclusive)")
+        pairs, d2, Q = laplacian_basis(X, k, m, int(self.random_state))
+        started = time.perf_counter()
+        log.info("muhsic: semidefinite programme over %d Laplacian eigenvectors (%d unknowns), %d neighbour "
+                 "penalties (SCS)", m, m * (m + 1) // 2, len(pairs))
+        A = muhsic_gram(Q, pairs, d2, class_kernel_factor(y, labelled), nu=float(self.nu), eps=float(self.eps),
+                        max_iters=int(self.max_iters))
+        log.info("muhsic: solved in %.1f s", time.perf_counter() - started)
+        self.basis_, self.gram_factor_ = Q, A
+        # Q has orthonormal columns, so K = Q A Qᵀ's top eigenvectors are Q times A's
+        self.embedding_ = Q @ gram_embedding(A, int(self.n_components))
+        fix_signs(self.embedding_)
+        self._X = X
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """New samples' coordinates by linear interpolation from their k nearest training rows (:func:`interpolate`)."""
+        if not hasattr(self, "_X"):
+            raise ValueError("MUHSIC is not fitted yet; call fit first")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self._X.shape[1]:
+            raise ValueError(f"X must have {self._X.shape[1]} columns, got shape {X.shape}")
+        return interpolate(self._X, self.embedding_, X, int(self.n_neighbors), float(self.reg))

@@ -12,16 +12,18 @@ from .ca import CA
 from .code import CODE
 from .coembed import CoEmbedding
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
+from .deep_embedding import DeepEmbedding
 from .dosnes import DOSNES, TSNEAffinity
 from .featmap import FeatMAP
 from .ldmgi import LDMGI
 from .library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
+from .llc import LLC
 from .lmds import CCA, CDA, LMDS
 from .mcml import MCML
 from .mkpe import MKPE
 from .mma import MMA
 from .mre import MRE
-from .mvu import LMVU
+from .mvu import LMVU, MUHSIC
 from .nerv import NeRV, TNeRV
 from .nse import NSE, LaplacianEigenmaps
 from .pe import ParametricEmbedding
@@ -47,6 +49,7 @@ METHODS: dict[str, type[Embedder]] = {
     "snerv": SNeRV,
     "pe": ParametricEmbedding,
     "mre": MRE,
+    "deep_embedding": DeepEmbedding,
     "s_isomap": SupervisedIsomap,
     "lmds": LMDS,
     "cca": CCA,
@@ -62,8 +65,10 @@ METHODS: dict[str, type[Embedder]] = {
     "supervised_nse": SupervisedNSE,
     "laplacian_eigenmaps": LaplacianEigenmaps,
     "lle": LLE,
+    "llc": LLC,
     "isomap": Isomap,
     "lmvu": LMVU,
+    "muhsic": MUHSIC,
     "mds": MDS,
     "lda": LDA,
     "nca": NCA,
@@ -84,6 +89,14 @@ METHODS: dict[str, type[Embedder]] = {
     "mkpe": MKPE,
     "featmap": FeatMAP,
 }
+
+
+def split_capable() -> str:
+    """The methods that can run on inputs with a train/test split, for error messages: those with a ``transform``
+    for the test rows and those that take unlabelled samples (fitted on every row with the test labels hidden)."""
+    mapped = sorted(n for n, cls in METHODS.items() if callable(getattr(cls, "transform", None)))
+    hidden = sorted(n for n, cls in METHODS.items() if cls.semi_supervised)
+    return f"a method with a transform ({', '.join(mapped)}) or one that takes unlabelled samples ({', '.join(hidden)})"
 
 
 def method_parameters(name: str) -> list[str]:

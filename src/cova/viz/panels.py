@@ -20,7 +20,8 @@ class ScatterPanel:
     """One panel: embedding ``Z`` coloured by ``labels`` (of ``n_cohorts``), the placed prototypes (or
     ``None``) and the panel title. ``groups``: index arrays, each an example point followed by its neighbours,
     drawn with one black-edged marker per group (the example larger, lines to its neighbours); ``boxed``: indices
-    drawn inside open red squares."""
+    drawn inside open red squares; ``thumbnails``: (indices, images (m, h, w)) drawn at those points, scaled by
+    ``thumbnail_zoom``."""
 
     Z: np.ndarray
     labels: np.ndarray
@@ -29,6 +30,24 @@ class ScatterPanel:
     title: str
     groups: tuple[np.ndarray, ...] = ()
     boxed: np.ndarray | None = None
+    thumbnails: tuple[np.ndarray, np.ndarray] | None = None
+    thumbnail_zoom: float = 0.5
+
+
+def spread_points(Z: np.ndarray, grid: int) -> np.ndarray:
+    """Indices of points spread over the 2-D display ``Z``: for each cell of a ``grid`` × ``grid`` partition of
+    its bounding box that holds points, the point nearest the cell's centre (ties to the lower index), in order
+    of first appearance."""
+    Z = np.asarray(Z, dtype=np.float64)[:, :2]
+    lo, hi = Z.min(axis=0), Z.max(axis=0)
+    width = np.where(hi > lo, (hi - lo) / grid, 1.0)
+    cell = np.minimum(((Z - lo) / width).astype(np.int64), grid - 1)
+    flat = cell[:, 0] * grid + cell[:, 1]
+    centre = lo + (cell + 0.5) * width
+    distance = np.sum((Z - centre) ** 2, axis=1)
+    order = np.lexsort((np.arange(len(Z)), distance, flat))
+    first = np.r_[True, flat[order][1:] != flat[order][:-1]]
+    return np.sort(order[first])
 
 
 def draw_panel(ax: Axes, p: ScatterPanel, point_size: float | None = 3, fontsize: float = 7) -> None:
@@ -45,6 +64,13 @@ def draw_panel(ax: Axes, p: ScatterPanel, point_size: float | None = 3, fontsize
                    linewidths=0.8, zorder=5)
         ax.scatter([head[0]], [head[1]], marker=marker, s=90, c="gold", edgecolors="black", linewidths=0.9,
                    zorder=6)
+    if p.thumbnails is not None:
+        from matplotlib.offsetbox import AnnotationBbox, OffsetImage
+
+        for i, image in zip(*p.thumbnails):
+            box = OffsetImage(image, cmap="gray", zoom=p.thumbnail_zoom, interpolation="nearest")
+            ax.add_artist(AnnotationBbox(box, p.Z[i, :2], frameon=True, pad=0.05, zorder=7,
+                                         bboxprops={"linewidth": 0.4, "edgecolor": "0.4"}))
     if p.boxed is not None and len(p.boxed):
         ax.scatter(p.Z[p.boxed, 0], p.Z[p.boxed, 1], marker="s", s=45, facecolors="none", edgecolors="red",
                    linewidths=0.9, zorder=4)
