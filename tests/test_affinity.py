@@ -25,6 +25,7 @@ from cova.affinity import (
     supervised_shrink,
     symmetrize_normalize,
 )
+from cova.affinity.knn import query_neighbors
 
 
 def _data(l: int, d: int, seed: int = 0, scale: float = 1.0) -> np.ndarray:
@@ -400,6 +401,28 @@ def test_exact_knn_breaks_ties_by_index_whatever_the_threads(metric: str, d: int
         with threadpool_limits(limits=threads):
             ind, _ = nearest_neighbors(X, k, metric=metric, method="exact")
         assert np.array_equal(ind, ref), threads
+
+
+@pytest.mark.parametrize(("metric", "d"), [("euclidean", 4), ("cosine", 40)])
+def test_query_neighbors_break_ties_by_index_whatever_the_threads(metric: str, d: int) -> None:
+    """Out-of-sample queries follow the same conventions: against a brute-force reference of the exact distances,
+    the k nearest reference rows by (distance, lower index), with 1 or 4 threads; a query equal to a reference row
+    has it at distance 0."""
+    from threadpoolctl import threadpool_limits
+
+    X = _tied_data(metric, d)
+    ref, new = X[:450], X[450:]
+    k = 9
+    D = np.round(cdist(new, ref, "sqeuclidean" if metric == "euclidean" else "cosine"), 9)
+    expected = np.lexsort((np.broadcast_to(np.arange(450), D.shape), D), axis=1)[:, :k]
+    for threads in (1, 4):
+        with threadpool_limits(limits=threads):
+            ind, dist = query_neighbors(ref, new, k, metric=metric)
+        assert np.array_equal(ind, expected), threads
+    assert np.allclose(dist, np.sqrt(np.take_along_axis(D, expected, axis=1)) if metric == "euclidean"
+                       else np.take_along_axis(D, expected, axis=1), atol=1e-6)
+    ind, dist = query_neighbors(ref, ref[[7, 3]], 1)
+    assert ind[:, 0].tolist() == [7, 3] and np.all(dist == 0.0)
 
 
 def test_knn_rows_sorted_and_self_excluded_with_duplicates() -> None:

@@ -39,7 +39,7 @@ import numpy as np
 
 from ..checks import check_matrix
 
-__all__ = ["nearest_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
+__all__ = ["nearest_neighbors", "query_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
 
 METHODS: tuple[str, ...] = ("auto", "exact", "pynndescent")
 METRICS: tuple[str, ...] = ("euclidean", "cosine")
@@ -183,9 +183,13 @@ SETTLE_BLOCK_ENTRIES: int = 4_000_000
 
 
 def _settle_ties(X: np.ndarray, Xs: np.ndarray, metric: str, ind: np.ndarray, dist: np.ndarray,
-                 k: int) -> tuple[np.ndarray, np.ndarray]:
+                 k: int, n_ref: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The first k of the sorted candidate rows ``ind`` / ``dist`` (k + 1 columns, from an exact search), with the
-    k-th place settled by the rule "ties to the lower index" among *all* points.
+    k-th place settled by the rule "ties to the lower index" among *all* reference points.
+
+    Self-search (``n_ref`` None): row i of ``ind`` belongs to row i of X and the reference points are all other
+    rows. Query search: the first ``n_ref`` rows of X are the reference points and row i of ``ind`` belongs to the
+    query row ``n_ref + i``.
 
     A point left out by the search is no nearer than the spare candidate (column k), up to the rounding of
     scikit-learn's ``‖a‖² + ‖b‖² − 2a·b`` expansion, bounded here by tol = 8·d·ε·(‖a‖² + max‖b‖²). Only rows whose
@@ -194,26 +198,75 @@ def _settle_ties(X: np.ndarray, Xs: np.ndarray, metric: str, ind: np.ndarray, di
     points whose screened distance is within 2·tol of the row's k-th distance (a superset of the points at most as
     far as the k-th, so never fewer than k) get their distance recomputed by :func:`pair_sq_distances` (or the
     cosine formula); of these the k nearest by (distance, index) are kept."""
-    l, d = Xs.shape
+    self_search = n_ref is None
+    n_ref = Xs.shape[0] if self_search else int(n_ref)
+    offset = 0 if self_search else n_ref
+    d = Xs.shape[1]
     sq_norms = np.einsum("ij,ij->i", Xs, Xs)
-    tol = 8.0 * d * np.finfo(np.float64).eps * (sq_norms + sq_norms.max())
+    queries = offset + np.arange(ind.shape[0])
+    tol = 8.0 * d * np.finfo(np.float64).eps * (sq_norms[queries] + sq_norms[:n_ref].max())
     search = 2.0 if metric == "cosine" else 1.0  # ‖x̂_i − x̂_j‖² = 2(1 − cos): the search's units
     gap = search * (dist[:, k] - dist[:, k - 1])
     ind, dist = ind[:, :k].copy(), dist[:, :k].copy()
     unsure = np.flatnonzero(gap <= tol)
-    block = max(1, SETTLE_BLOCK_ENTRIES // l)
+    block = max(1, SETTLE_BLOCK_ENTRIES // n_ref)
     for s in range(0, unsure.size, block):
         rows = unsure[s:s + block]
-        screen = sq_norms[rows, None] + sq_norms[None, :] - 2.0 * (Xs[rows] @ Xs.T)
-        screen[np.arange(rows.size), rows] = np.inf  # a point is not its own neighbour (a duplicate of it is)
+        own = queries[rows]
+        screen = sq_norms[own, None] + sq_norms[None, :n_ref] - 2.0 * (Xs[own] @ Xs[:n_ref].T)
+        if self_search:
+            screen[np.arange(rows.size), rows] = np.inf  # a point is not its own neighbour (a duplicate of it is)
         r, c = np.nonzero(screen <= (search * dist[rows, k - 1] + 2.0 * tol[rows])[:, None])
-        exact = _distances(X, Xs, metric, c[:, None], rows[r])[:, 0]
+        exact = _distances(X, Xs, metric, c[:, None], own[r])[:, 0]
         order = np.lexsort((c, exact, r))  # by row, then (distance, index)
         r, c, exact = r[order], c[order], exact[order]
         rank = np.arange(r.size) - np.searchsorted(r, r)
         keep = rank < k
         ind[rows] = c[keep].reshape(rows.size, k)
         dist[rows] = exact[keep].reshape(rows.size, k)
+    return ind, dist
+
+
+def _search_space(X: np.ndarray, metric: str) -> np.ndarray:
+    """The rows the search runs on: X itself (Euclidean) or its unit-normalised rows (cosine)."""
+    if metric != "cosine":
+        return X
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    if np.any(norms == 0.0):
+        raise ValueError("cosine metric: X has all-zero rows, whose cosine similarity is undefined")
+    return X / norms[:, None]
+
+
+def query_neighbors(X_ref: np.ndarray, X_new: np.ndarray, n_neighbors: int, *, metric: str = "euclidean",
+                    n_jobs: int = 1, squared: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_neighbors`` nearest rows of ``X_ref`` to every row of ``X_new`` (out-of-sample points, e.g. the test
+    rows that a method places by interpolation), with the conventions of :func:`nearest_neighbors`' exact path:
+    scikit-learn's exact search with one spare, distances recomputed in float64 by the same formulas, rows sorted by
+    (distance, index) and the k-th place settled by the lower index (:func:`_settle_ties`), whatever the threads. A
+    new row equal to a reference row has it as a neighbour at distance 0.
+
+    Returns (indices into ``X_ref``, distances), each (len(X_new), k)."""
+    import sklearn
+    from sklearn.neighbors import NearestNeighbors
+
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
+    X_ref, X_new = _check_X(X_ref), _check_X(X_new)
+    n_ref, k = X_ref.shape[0], int(n_neighbors)
+    if k != n_neighbors or not 1 <= k <= n_ref:
+        raise ValueError(f"n_neighbors must be an integer in 1..{n_ref} (the reference rows), got {n_neighbors!r}")
+    if X_new.shape[1] != X_ref.shape[1]:
+        raise ValueError(f"X_new has {X_new.shape[1]} columns, X_ref {X_ref.shape[1]}")
+    X = np.vstack([X_ref, X_new])
+    Xs = _search_space(X, metric)
+    with sklearn.config_context(working_memory=SKLEARN_WORKING_MEMORY_MB):
+        nn = NearestNeighbors(n_neighbors=min(k + 1, n_ref), metric="euclidean", n_jobs=int(n_jobs)).fit(Xs[:n_ref])
+        ind = np.ascontiguousarray(nn.kneighbors(Xs[n_ref:], return_distance=False), dtype=np.int64)
+    ind, dist = _sorted(ind, _distances(X, Xs, metric, ind, n_ref + np.arange(ind.shape[0])))
+    if ind.shape[1] > k:
+        ind, dist = _settle_ties(X, Xs, metric, ind, dist, k, n_ref=n_ref)
+    if metric == "euclidean" and not squared:
+        np.sqrt(dist, out=dist)
     return ind, dist
 
 
@@ -275,13 +328,7 @@ def nearest_neighbors(
     if int(n_jobs) < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
 
-    if metric == "cosine":
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-        if np.any(norms == 0.0):
-            raise ValueError("cosine metric: X has all-zero rows, whose cosine similarity is undefined")
-        Xs = X / norms[:, None]
-    else:
-        Xs = X
+    Xs = _search_space(X, metric)
 
     d = X.shape[1]
     use_exact = method == "exact" or (

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvectors
-from ..affinity.knn import pair_sq_distances
+from ..affinity.knn import pair_sq_distances, query_neighbors
 from ..inputs import Inputs
 from ..objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
 from .base import Embedder, supervised_arrays
@@ -169,17 +169,15 @@ def laplacian_basis(X: np.ndarray, n_neighbors: int, n_eigenvectors: int,
 def interpolate(X_ref: np.ndarray, Z_ref: np.ndarray, X_new: np.ndarray, n_neighbors: int,
                 reg: float = 1e-3) -> np.ndarray:
     """Linear interpolation of new points into an embedding: each row of ``X_new`` gets Σ_j w_j z_j over its
-    ``n_neighbors`` nearest rows of ``X_ref`` (exact search), w its LLE reconstruction weights from them
-    (:func:`barycentre_weights`). A new point equal to reference rows is rebuilt exactly by them (equal weights on
+    ``n_neighbors`` nearest rows of ``X_ref`` (:func:`cova.affinity.knn.query_neighbors`), w its LLE reconstruction
+    weights from them (:func:`barycentre_weights`). A new point equal to reference rows is rebuilt exactly by them (equal weights on
     the rows at distance 0), which is the unregularised optimum the regulariser would otherwise blur."""
-    from sklearn.neighbors import NearestNeighbors
-
     X_ref = np.asarray(X_ref, dtype=np.float64)
     X_new = np.asarray(X_new, dtype=np.float64)
     k = min(int(n_neighbors), X_ref.shape[0])
     if X_new.shape[0] == 0:
         return np.zeros((0, Z_ref.shape[1]))
-    dist, idx = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(X_ref).kneighbors(X_new)
+    idx, dist = query_neighbors(X_ref, X_new, k)
     w = barycentre_weights(X_new, X_ref, idx, float(reg))
     same = dist == 0.0
     exact = same.any(axis=1)
