@@ -104,7 +104,9 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
                                     thumbnail_zoom=float((spec.get("thumbnails") or {}).get("zoom", 0.5))))
         n_cols = int(spec.get("n_cols") or len(row))
         rows.extend(row[i:i + n_cols] for i in range(0, len(row), n_cols))
-    save_figure(scatter_grid_figure(rows, spec.get("title", spec["name"])), path)
+    side = 5.0 if spec.get("thumbnails") else None  # room for the images
+    save_figure(scatter_grid_figure(rows, spec.get("title", spec["name"]), **({"width": side, "height": side}
+                                                                               if side else {})), path)
 
 
 def score_table(spec: dict[str, Any], out: dict[str, str]) -> None:
