@@ -3,9 +3,8 @@ Advances in Neural Information Processing Systems 15, 2003, pp. 865-872), a base
 figures.
 
 LLC fits K local linear models of dimension d to X and then aligns their local coordinates into one global
-coordinate system by an eigenproblem whose size is K(d + 1), not the number of samples N. The paper's text was not
-at hand when this module was written, so its equation numbers are not cited: the steps are named by content, in
-the paper's notation.
+coordinate system by an eigenproblem whose size is K(d + 1), not the number of samples N. The steps below are cited
+by content, in the paper's notation (y_n, r_nk, z_nk, L_k, U, L), rather than by equation number.
 
 **Step 1: the local models** (:func:`fit_mfa`). A mixture of factor analysers trained by EM (Ghahramani & Hinton
 1996, "The EM algorithm for mixtures of factor analyzers", the local model the LLC paper uses):
