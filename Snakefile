@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 from cova.config import Plan, read_config_file, resolve_overlay, validate_config
@@ -56,6 +57,35 @@ include: "workflow/rules/benchmarks.smk"
 
 localrules:
     timing_plan,
+
+
+# The job server (cova.jobserver): local jobs run as children of one process that imported the package once.
+# Cluster jobs run elsewhere, and jobs in a conda or container environment (--sdm) run that environment's own
+# interpreter: both start their own; a job finding no server runs the step itself.
+_JOB_SERVER = {}
+
+
+onstart:
+    from cova import jobserver
+
+    if (config.get("job_server", True) and workflow.local_exec and not workflow.deployment_settings.deployment_method
+            and not os.environ.get(jobserver.ENV)):
+        _JOB_SERVER["path"], _JOB_SERVER["proc"] = jobserver.start(tempfile.gettempdir())
+        os.environ[jobserver.ENV] = _JOB_SERVER["path"]
+
+
+onsuccess:
+    if _JOB_SERVER:
+        from cova import jobserver
+
+        jobserver.stop(_JOB_SERVER["path"], _JOB_SERVER["proc"])
+
+
+onerror:
+    if _JOB_SERVER:
+        from cova import jobserver
+
+        jobserver.stop(_JOB_SERVER["path"], _JOB_SERVER["proc"])
 
 
 rule all:

@@ -150,13 +150,15 @@ def test_two_runs_give_identical_scores(first_run, tmp_path):
     """The same config gives the same numbers in a fresh directory: each method and each inputs construction is
     rerun once (on its cheapest run of the first run) from the raw data on. Its embedding is bit-identical to the
     first run's, and its scores, computed here from the second run's files, equal those the first run's score job
-    wrote (the score step's own start-up is the first run's business; here it would only cost time)."""
+    wrote (the score step's own start-up is the first run's business; here it would only cost time). The first run
+    ran its jobs in the job server (the default), the second each in a fresh interpreter (``job_server=False``), so
+    this also checks that the server changes no number."""
     plan = Plan(load_ci())
     runs = cheapest_runs(plan, first_run)
     assert {plan.method_jobs[e].method for _, _, e in runs} == {plan.method_jobs[e].method for _, _, e in plan.runs()}
     second = make_workdir(tmp_path / "run2")
     targets = [plan.run_file(*run, "embedding.npz") for run in runs]
-    snakemake(second, *targets, "--configfile", "config/ci.yaml")
+    snakemake(second, *targets, "--configfile", "config/ci.yaml", "--config", "job_server=False")
     for (dataset, inputs, entry), target in zip(runs, targets):
         one, two = Embedding.load(first_run / target), Embedding.load(second / target)
         assert one.status == two.status and same(one.Z, two.Z), target
