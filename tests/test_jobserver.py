@@ -129,6 +129,32 @@ def test_the_server_goes_when_its_parent_goes(tmp_path):
     assert _wait_for(lambda: _zombie(server))
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_step_does_not_outlive_a_killed_server(tmp_path):
+    """Snakemake killed with its process group takes the server with it (SIGKILL, no clean-up): the running step,
+    in a process group of its own, must not go on as an orphan."""
+    env = _sleeper(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "cova.jobserver", str(tmp_path / "k.sock"), "sleeper:main"],
+                            env=env)
+    client = None
+    try:
+        assert _wait_for(lambda: (tmp_path / "k.sock").exists())
+        client = subprocess.Popen([sys.executable, "-c", "import sys; from cova.jobserver import run_remote; "
+                                   "sys.exit(run_remote(sys.argv[1], sys.argv[2:]))", str(tmp_path / "k.sock"),
+                                   str(tmp_path / "c.pid"), "60"], env=env)
+        assert _wait_for(lambda: (tmp_path / "c.pid").exists() and (tmp_path / "c.pid").read_text())
+        step = int((tmp_path / "c.pid").read_text())
+        assert _alive(step)
+        proc.kill()
+        proc.wait()
+        assert _wait_for(lambda: _zombie(step))
+        assert client.wait(30) == 1  # the client reports that the server went before the step ended
+    finally:
+        proc.kill()
+        if client is not None:
+            client.kill()
+
+
 def _zombie(pid: int) -> bool:
     """Gone, or exited and not yet reaped (an orphan's exit is reaped by init, when it gets to it)."""
     status = Path(f"/proc/{pid}/status")

@@ -12,7 +12,9 @@ being there.
 Fork safety: the server is single-threaded and only imports modules; it never runs a numba, OpenMP or BLAS
 parallel region, so the child starts with no thread pool in use (OpenBLAS re-creates its workers after a fork).
 Each child is a new process group; when a client disconnects before its step ends (Snakemake stopping a job), the
-server kills that group. The server exits when its parent exits or when asked to (:func:`stop`).
+server kills that group. The server exits when its parent exits or when asked to (:func:`stop`), and on Linux its
+children get SIGTERM when it exits however it exits (``PR_SET_PDEATHSIG``), so a Snakemake killed with its whole
+process group leaves no step running.
 
 What the server does not reproduce: a job's Snakemake ``benchmark:`` file measures the client, so its wall time is
 the step's, but its CPU seconds and peak memory are the client's own.
@@ -20,6 +22,7 @@ the step's, but its CPU seconds and peak memory are the client's own.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -99,9 +102,24 @@ def run_remote(path: str, argv: list[str]) -> int | None:
 ENTRY = "cova.cli:main"
 
 
-def _child(request: dict, fds: list[int], inherited: list[socket.socket], entry: str) -> None:
-    """In the forked child: become the step's process and run ``entry`` with its arguments; never returns.
-    ``inherited``: the server's sockets, closed here so that only the server holds them."""
+#: prctl(2) option: the signal this process gets when its parent exits
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_server(server: int) -> None:
+    """SIGTERM to this child when the server exits, even by SIGKILL (Linux; elsewhere the server's own clean-up
+    is all there is). The server may have gone between the fork and this call: then exit at once."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != server:
+        os._exit(1)
+
+
+def _child(request: dict, fds: list[int], inherited: list[socket.socket], entry: str, server: int) -> None:
+    """In the forked child of the server ``server``: become the step's process and run ``entry`` with its
+    arguments; never returns. ``inherited``: the server's sockets, closed here so that only the server holds them."""
     status = 1
     try:
         for sock in inherited:
@@ -109,6 +127,7 @@ def _child(request: dict, fds: list[int], inherited: list[socket.socket], entry:
         os.setpgid(0, 0)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _die_with_server(server)
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         for fd in fds:
@@ -154,6 +173,7 @@ def serve(path: str, preload: tuple[str, ...] = PRELOAD, entry: str = ENTRY, par
     import importlib
 
     parent = os.getppid() if parent is None else int(parent)
+    me = os.getpid()
     importlib.import_module(entry.split(":")[0])
     for name in preload:
         importlib.import_module(name)
@@ -188,7 +208,7 @@ def serve(path: str, preload: tuple[str, ...] = PRELOAD, entry: str = ENTRY, par
                         continue
                     pid = os.fork()
                     if pid == 0:
-                        _child(request, fds, [listener, conn, *(c for c, _ in running.values())], entry)
+                        _child(request, fds, [listener, conn, *(c for c, _ in running.values())], entry, me)
                     for fd in fds:
                         os.close(fd)
                     running[conn.fileno()] = (conn, pid)
