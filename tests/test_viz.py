@@ -46,9 +46,33 @@ def test_scatter_png_and_colours(tmp_path):
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(list(tmp_path.iterdir())) == 1
     assert format_scores({"s_n": 0.8123, "s_c": 1.0}) == "S_n 81.2  S_c 100.0"
+    assert format_scores({"s_n": 0.5, "s_c": float("nan")}) == "S_n 50.0"  # a score that does not apply
     for c in (3, 15, 40):
         colours = cohort_colours(c)
         assert colours.shape == (c, 4) and len({tuple(x) for x in colours}) == c
+
+
+def test_a_far_point_does_not_set_the_scale():
+    """One held-out point a linear map throws 100 times further out than the rest: the view keeps the bulk's
+    scale, and the point is drawn on the border with a note; without such a point the view is the usual one."""
+    import matplotlib.pyplot as plt
+
+    from cova.viz.scatter import far_points, plot_cohorts
+
+    rng = np.random.default_rng(0)
+    Z, labels = rng.normal(size=(500, 2)), np.arange(500) % 3
+    assert not far_points(Z).any()
+    Z[7] = [300.0, -200.0]
+    assert np.flatnonzero(far_points(Z)).tolist() == [7]
+    fig, (ax, plain) = plt.subplots(1, 2)
+    plot_cohorts(ax, Z, labels, 3)
+    fig.canvas.draw()
+    bulk = np.abs(np.delete(Z, 7, axis=0)).max()
+    assert max(map(abs, (*ax.get_xlim(), *ax.get_ylim()))) < 2 * bulk
+    assert any("1 point outside" in t.get_text() for t in ax.texts)
+    plot_cohorts(plain, np.delete(Z, 7, axis=0), np.delete(labels, 7), 3)
+    assert not plain.texts
+    plt.close(fig)
 
 
 def test_image_pairs_of_different_sizes_in_one_figure():

@@ -47,25 +47,58 @@ def panel_grid(rows: Sequence[Sequence[object]], width: float, height: float,
 
 def format_scores(scores: dict[str, float], keys: Sequence[str] = ("s_n", "s_s", "s_c", "s_c_r")) -> str:
     """``S_n 81.7  S_s 97.4 ...``: scores as percentages with one decimal (the papers' convention)."""
-    return "  ".join(f"{SCORE_LABELS[k]} {100 * scores[k]:.1f}" for k in keys if k in scores)
+    return "  ".join(f"{SCORE_LABELS[k]} {100 * scores[k]:.1f}" for k in keys
+                     if k in scores and np.isfinite(scores[k]))
+
+
+#: A point is "far" when its distance from the points' median exceeds this many times the 99th percentile of
+#: those distances: one such point (a held-out sample a linear map throws out) would shrink every other to a dot.
+FAR_FACTOR = 5.0
+
+
+def far_points(Z: np.ndarray, factor: float = FAR_FACTOR) -> np.ndarray:
+    """Boolean mask of the points of ``Z`` (n, 2) far outside the bulk (:data:`FAR_FACTOR`)."""
+    r = np.linalg.norm(Z - np.median(Z, axis=0), axis=1)
+    scale = np.quantile(r, 0.99)
+    return r > factor * scale if scale > 0 else np.zeros(len(Z), dtype=bool)
+
+
+def _view_without_far_points(ax: Axes, Z: np.ndarray, far: np.ndarray, prototypes: np.ndarray | None) -> None:
+    """Limit the view to the bulk (and the prototypes), draw the far points as open triangles on its border and
+    say how many there are and how far out they lie."""
+    kept = Z[~far] if prototypes is None or not len(prototypes) else np.vstack([Z[~far], prototypes[:, :2]])
+    low, high = kept.min(axis=0), kept.max(axis=0)
+    pad = 0.05 * np.maximum(high - low, 1e-12)
+    low, high = low - pad, high + pad
+    ax.set_xlim(low[0], high[0])
+    ax.set_ylim(low[1], high[1])
+    ax.scatter(*np.clip(Z[far], low, high).T, s=30, marker="^", facecolors="none", edgecolors="black",
+               linewidths=0.8, zorder=4, clip_on=False)
+    reach = float(np.max(np.abs(Z[far] - 0.5 * (low + high)) / (0.5 * (high - low))))
+    ax.text(0.01, 0.01, f"{int(far.sum())} point{'s' if far.sum() > 1 else ''} outside (up to {reach:.0f}× the "
+            "half-width): △ on the border", transform=ax.transAxes, fontsize=6, va="bottom", ha="left")
 
 
 def plot_cohorts(ax: Axes, Z: np.ndarray, labels: np.ndarray, n_cohorts: int,
                  prototypes: np.ndarray | None = None, point_size: float | None = None) -> None:
-    """Draw the samples of ``Z`` coloured by cohort and, if given, the prototypes in the same colours."""
-    colours = cohort_colours(n_cohorts)
+    """Draw the samples of ``Z`` coloured by cohort and, if given, the prototypes in the same colours. A few points
+    far outside the rest (:func:`far_points`) are drawn on the view's border rather than setting its scale."""
     if not np.all(np.isfinite(Z)):
-        ax.text(0.5, 0.5, "no embedding\n(degenerate: see the run's log)", ha="center", va="center", transform=ax.transAxes)
+        draw_no_embedding(ax)
         ax.set_xticks([])
         ax.set_yticks([])
         return
-    s = point_size if point_size is not None else max(2.0, min(12.0, 6000.0 / max(len(Z), 1)))
-    ax.scatter(Z[:, 0], Z[:, 1], c=colours[labels], s=s, linewidths=0, rasterized=len(Z) > 5000)
+    colours = cohort_colours(n_cohorts)
+    s = point_size if point_size is not None else _auto_point_size(len(Z))
+    far = far_points(Z[:, :2]) if len(Z) >= 20 else np.zeros(len(Z), dtype=bool)
+    ax.scatter(Z[~far, 0], Z[~far, 1], c=colours[labels[~far]], s=s, linewidths=0, rasterized=len(Z) > 5000)
     if prototypes is not None and len(prototypes):
         ax.scatter(prototypes[:, 0], prototypes[:, 1], c=colours[: len(prototypes)], s=140, marker="o",
                    edgecolors="black", linewidths=1.5, zorder=3)
     ax.set_xticks([])
     ax.set_yticks([])
+    if far.any():
+        _view_without_far_points(ax, Z[:, :2], far, prototypes)
     ax.set_aspect("equal", adjustable="datalim")
 
 
@@ -88,6 +121,9 @@ def point_colours(labels: np.ndarray | None, n_points: int, n_cohorts: int, sing
 def point_size(n: int) -> float:
     """Marker area for n points: large for a few dozen points, small for thousands."""
     return max(2.0, min(12.0, 6000.0 / max(n, 1)))
+
+
+_auto_point_size = point_size  # for plot_cohorts, whose argument of that name shadows it
 
 
 def draw_no_embedding(ax: Axes) -> None:
