@@ -121,6 +121,19 @@ def test_sne_gradient_matches_finite_differences(gradient_problem):
     assert sne_kl_and_gradient(Z, sp.csr_matrix(Pc))[0] == C
 
 
+def test_sne_gradient_is_the_same_in_row_blocks(gradient_problem, monkeypatch):
+    """The rows go through the exponentials a block at a time; blocks of 2 rows (the last one shorter) give the
+    same cost and gradient as one block of all."""
+    import cova.objectives.kl as kl
+
+    Pc, _, Z = gradient_problem
+    whole = sne_kl_and_gradient(Z, Pc)
+    monkeypatch.setattr(kl, "BLOCK_ENTRIES", 2 * len(Z))
+    blocks = sne_kl_and_gradient(Z, Pc)
+    assert blocks[0] == whole[0] and np.array_equal(blocks[1], whole[1])
+    assert sne_kl_and_gradient(Z, Pc, with_cost=False)[1].tolist() == whole[1].tolist()
+
+
 def test_tsne_gradient_matches_finite_differences(gradient_problem):
     _, P, Z = gradient_problem
     C, G = tsne_kl_and_gradient(Z, P)

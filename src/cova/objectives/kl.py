@@ -82,41 +82,59 @@ def _dense(P: Any, l: int, name: str) -> np.ndarray:
     return P
 
 
-def _sne_rows(Z: np.ndarray, P: np.ndarray, M: np.ndarray, with_cost: bool) -> np.ndarray:  # pragma: no cover
-    """For every row i: M[i] = P[i] − Q[i] with q_{j|i} = softmax_j(−‖z_i − z_j‖²) (j ≠ i); returns the per-row
-    KL terms Σ_j p_{j|i} ln(p_{j|i}/q_{j|i}) (0·ln 0 = 0), computed with log-sum-exp (no underflow of ln q), or
-    zeros when ``with_cost`` is False (the optimiser needs only the gradient; the logarithms cost half the time)."""
+def _sne_shifted(Z: np.ndarray, start: int, E: np.ndarray) -> None:  # pragma: no cover - jit
+    """For the rows i = start, start + 1, ... of the block ``E``: E[r, j] = −(‖z_i − z_j‖² − min_{m≠i} ‖z_i − z_m‖²)
+    (≤ 0, 0 at the nearest j: the log-sum-exp shift, so that no ln q underflows) and −∞ at j = i."""
     l, k = Z.shape
-    kl = np.zeros(l)
-    d = np.empty(l)  # row buffers, reused
-    e = np.empty(l)
-    for i in range(l):
+    for r in range(E.shape[0]):
+        i = start + r
         dmin = np.inf
         for j in range(l):
             s = 0.0
             for t in range(k):
                 diff = Z[i, t] - Z[j, t]
                 s += diff * diff
-            d[j] = s
+            E[r, j] = s
             if j != i and s < dmin:
                 dmin = s
+        for j in range(l):
+            E[r, j] = dmin - E[r, j]
+        E[r, i] = -np.inf
+
+
+def _sne_finish(Z: np.ndarray, P: np.ndarray, start: int, E: np.ndarray, with_cost: bool,
+                kl: np.ndarray) -> None:  # pragma: no cover - jit
+    """The block's rows, E[r, j] = exp(shifted) from :func:`_sne_shifted`, become M[i] = P[i] − Q[i] in place with
+    q_{j|i} = E[r, j] / Σ_j E[r, j]; kl[i] = Σ_j p_{j|i} ln(p_{j|i}/q_{j|i}) (0·ln 0 = 0) when ``with_cost``."""
+    l, k = Z.shape
+    for r in range(E.shape[0]):
+        i = start + r
         total = 0.0
         for j in range(l):
-            if j != i:
-                e[j] = math.exp(-(d[j] - dmin))
-                total += e[j]
+            total += E[r, j]
         log_total = math.log(total)  # total ≥ 1: the nearest j contributes exp(0)
         acc = 0.0
+        dmin = 0.0
+        if with_cost:  # the shift, from the nearest j (its E is exactly 1)
+            dmin = np.inf
+            for j in range(l):
+                if j != i:
+                    s = 0.0
+                    for t in range(k):
+                        diff = Z[i, t] - Z[j, t]
+                        s += diff * diff
+                    dmin = min(dmin, s)
         for j in range(l):
-            if j == i:
-                M[i, j] = 0.0
-                continue
             p = P[i, j]
-            M[i, j] = p - e[j] / total
-            if with_cost and p > 0.0:
-                acc += p * (math.log(p) + (d[j] - dmin) + log_total)  # ln q_{j|i} = −(d − dmin) − ln total
+            if with_cost and p > 0.0 and j != i:
+                s = 0.0
+                for t in range(k):
+                    diff = Z[i, t] - Z[j, t]
+                    s += diff * diff
+                acc += p * (math.log(p) + (s - dmin) + log_total)  # ln q_{j|i} = −(d − dmin) − ln total
+            E[r, j] = p - E[r, j] / total
+        E[r, i] = 0.0
         kl[i] = acc
-    return kl
 
 
 def _tsne_row_sums(Z: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
@@ -171,7 +189,8 @@ def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
 # this project's small shared machines numba's parallel kernels were measured 2–7× *slower* than serial ones
 # whenever the cores were oversubscribed (and a serial and a parallel compilation of one function cannot share
 # numba's on-disk cache). Serial cost: ≈ 10–30 ns per pair and iteration.
-_sne_rows_jit = njit(cache=True)(_sne_rows)
+_sne_shifted_jit = njit(cache=True)(_sne_shifted)
+_sne_finish_jit = njit(cache=True)(_sne_finish)
 _tsne_row_sums_jit = njit(cache=True)(_tsne_row_sums)
 _tsne_grad_rows_jit = njit(cache=True)(_tsne_grad_rows)
 
@@ -212,7 +231,14 @@ def sne_kl_and_gradient(Z: np.ndarray, P: Any, *, with_cost: bool = True) -> tup
     l = Z.shape[0]
     P = _dense(P, l, "P")
     M = np.empty((l, l), dtype=np.float64)
-    kl = _sne_rows_jit(Z, P, M, bool(with_cost))
+    kl = np.zeros(l)
+    rows = max(1, BLOCK_ENTRIES // l)
+    for start in range(0, l, rows):  # a block at a time, so that the exponentials run on data still in cache
+        E = M[start:start + rows]
+        _sne_shifted_jit(Z, start, E)
+        # numpy's exp is vectorised (SIMD), about 4× numba's scalar calls to libm's exp, which were most of the time
+        np.exp(E, out=E)
+        _sne_finish_jit(Z, P, start, E, bool(with_cost), kl)
     return float(kl.sum()), 2.0 * _laplacian_times(M, Z)
 
 
