@@ -24,6 +24,14 @@ def test_shipped_configs_are_valid(name):
     validate_config(load(name))
 
 
+def test_every_paper_experiment_says_how_it_compares_with_the_paper():
+    """A reader of config.yaml (and of each experiment's page) finds, for every figure and table, a caption of what
+    it shows and notes on how it compares with the paper (or why it cannot)."""
+    experiments = load("config.yaml")["paper"]["experiments"]
+    assert not [n for n, e in experiments.items() if not str(e.get("notes") or "").strip()]
+    assert not [n for n, e in experiments.items() if not str(e.get("caption") or "").strip()]
+
+
 @pytest.mark.parametrize("mutate,expected", [
     (lambda c: c["methods"]["e1_a0.1"].__setitem__("method", "cova_e9"), ["methods.e1_a0.1.method", "cova_e1"]),
     (lambda c: c["inputs"]["means"]["weights"].__setitem__("kind", "gauss"), ["inputs.means.weights.kind",
