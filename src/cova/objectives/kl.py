@@ -82,18 +82,27 @@ def _dense(P: Any, l: int, name: str) -> np.ndarray:
     return P
 
 
+def _sq_dist(Z: np.ndarray, i: int, j: int) -> float:  # pragma: no cover - jit
+    """‖z_i − z_j‖², summed over the coordinates in order (the kernels below call it compiled and inlined)."""
+    s = 0.0
+    for t in range(Z.shape[1]):
+        diff = Z[i, t] - Z[j, t]
+        s += diff * diff
+    return s
+
+
+_sq_dist_jit = njit(cache=True, inline="always")(_sq_dist)
+
+
 def _sne_shifted(Z: np.ndarray, start: int, E: np.ndarray) -> None:  # pragma: no cover - jit
     """For the rows i = start, start + 1, ... of the block ``E``: E[r, j] = −(‖z_i − z_j‖² − min_{m≠i} ‖z_i − z_m‖²)
     (≤ 0, 0 at the nearest j: the log-sum-exp shift, so that no ln q underflows) and −∞ at j = i."""
-    l, k = Z.shape
+    l = Z.shape[0]
     for r in range(E.shape[0]):
         i = start + r
         dmin = np.inf
         for j in range(l):
-            s = 0.0
-            for t in range(k):
-                diff = Z[i, t] - Z[j, t]
-                s += diff * diff
+            s = _sq_dist_jit(Z, i, j)
             E[r, j] = s
             if j != i and s < dmin:
                 dmin = s
@@ -106,7 +115,7 @@ def _sne_finish(Z: np.ndarray, P: np.ndarray, start: int, E: np.ndarray, with_co
                 kl: np.ndarray) -> None:  # pragma: no cover - jit
     """The block's rows, E[r, j] = exp(shifted) from :func:`_sne_shifted`, become M[i] = P[i] − Q[i] in place with
     q_{j|i} = E[r, j] / Σ_j E[r, j]; kl[i] = Σ_j p_{j|i} ln(p_{j|i}/q_{j|i}) (0·ln 0 = 0) when ``with_cost``."""
-    l, k = Z.shape
+    l = Z.shape[0]
     for r in range(E.shape[0]):
         i = start + r
         total = 0.0
@@ -119,18 +128,11 @@ def _sne_finish(Z: np.ndarray, P: np.ndarray, start: int, E: np.ndarray, with_co
             dmin = np.inf
             for j in range(l):
                 if j != i:
-                    s = 0.0
-                    for t in range(k):
-                        diff = Z[i, t] - Z[j, t]
-                        s += diff * diff
-                    dmin = min(dmin, s)
+                    dmin = min(dmin, _sq_dist_jit(Z, i, j))
         for j in range(l):
             p = P[i, j]
             if with_cost and p > 0.0 and j != i:
-                s = 0.0
-                for t in range(k):
-                    diff = Z[i, t] - Z[j, t]
-                    s += diff * diff
+                s = _sq_dist_jit(Z, i, j)
                 acc += p * (math.log(p) + (s - dmin) + log_total)  # ln q_{j|i} = −(d − dmin) − ln total
             E[r, j] = p - E[r, j] / total
         E[r, i] = 0.0
@@ -139,17 +141,13 @@ def _sne_finish(Z: np.ndarray, P: np.ndarray, start: int, E: np.ndarray, with_co
 
 def _tsne_row_sums(Z: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
     """Row sums Σ_{j≠i} q̃_ij of q̃_ij = 1/(1 + ‖z_i − z_j‖²) (nothing l×l is stored)."""
-    l, k = Z.shape
+    l = Z.shape[0]
     rows = np.zeros(l)
     for i in range(l):
         acc = 0.0
         for j in range(l):
             if j != i:
-                s = 0.0
-                for t in range(k):
-                    diff = Z[i, t] - Z[j, t]
-                    s += diff * diff
-                acc += 1.0 / (1.0 + s)
+                acc += 1.0 / (1.0 + _sq_dist_jit(Z, i, j))
         rows[i] = acc
     return rows
 
@@ -168,10 +166,7 @@ def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
         for j in range(l):
             if j == i:
                 continue
-            s = 0.0
-            for t in range(k):
-                diff = Z[i, t] - Z[j, t]
-                s += diff * diff
+            s = _sq_dist_jit(Z, i, j)
             qt = 1.0 / (1.0 + s)
             p = P[i, j]
             m = (p - qt / total) * qt
