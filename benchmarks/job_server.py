@@ -14,7 +14,6 @@ CSV (``--out``) has one row per measurement.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -26,6 +25,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+
+from cova.viz.tables import write_csv_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -104,12 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| ratio (server / fresh, medians) | {statistics.median(server) / statistics.median(fresh):.2f} | |")
     out = ROOT / a.out if not os.path.isabs(a.out) else Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_suffix(".tmp")
-    with open(tmp_out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp_out, out)
+    write_csv_atomic(pd.DataFrame(rows), out)
     print(f"wrote {out}")
 
 
