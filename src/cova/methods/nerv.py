@@ -47,6 +47,7 @@ from scipy.spatial.distance import pdist, squareform
 
 from ..affinity.graphs import geodesic_distances
 from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
+from ..objectives.kl import pair_sq_dist
 from .base import Embedder, check_size
 from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
 
@@ -65,15 +66,6 @@ ANNEAL = ("paper", "dredviz", "none")
 # costs and gradients
 # --------------------------------------------------------------------------------------------------------
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _row_sqdist(Z: np.ndarray, i: int, j: int) -> float:  # pragma: no cover - jit
-    acc = 0.0
-    for c in range(Z.shape[1]):
-        t = Z[i, c] - Z[j, c]
-        acc += t * t
-    return acc
-
-
 @numba.njit(cache=True, parallel=True)
 def _nerv_kernel(Z: np.ndarray, P: np.ndarray, logP: np.ndarray, lam: float, beta: np.ndarray,
                  A: np.ndarray, rec: np.ndarray, kl: np.ndarray) -> None:  # pragma: no cover - jit
@@ -86,7 +78,7 @@ def _nerv_kernel(Z: np.ndarray, P: np.ndarray, logP: np.ndarray, lam: float, bet
         amax = -np.inf
         for j in range(n):
             if j != i:
-                a = -b * _row_sqdist(Z, i, j)
+                a = -b * pair_sq_dist(Z, i, j)
                 A[i, j] = a
                 if a > amax:
                     amax = a
@@ -123,7 +115,7 @@ def _tnerv_pass1(Z: np.ndarray, W: np.ndarray, wsum: np.ndarray) -> None:  # pra
     for i in numba.prange(n):
         s = 0.0
         for j in range(n):
-            w = 0.0 if j == i else 1.0 / (1.0 + _row_sqdist(Z, i, j))
+            w = 0.0 if j == i else 1.0 / (1.0 + pair_sq_dist(Z, i, j))
             W[i, j] = w
             s += w
         wsum[i] = s

@@ -82,16 +82,15 @@ def _dense(P: Any, l: int, name: str) -> np.ndarray:
     return P
 
 
-def _sq_dist(Z: np.ndarray, i: int, j: int) -> float:  # pragma: no cover - jit
-    """‖z_i − z_j‖², summed over the coordinates in order (the kernels below call it compiled and inlined)."""
+@njit(cache=True, nogil=True, inline="always")
+def pair_sq_dist(Z: np.ndarray, i: int, j: int) -> float:  # pragma: no cover - jit
+    """‖z_i − z_j‖², summed over the coordinates in order: the one squared distance of the compiled dense kernels
+    (these below, NeRV's), inlined where they call it."""
     s = 0.0
     for t in range(Z.shape[1]):
         diff = Z[i, t] - Z[j, t]
         s += diff * diff
     return s
-
-
-_sq_dist_jit = njit(cache=True, inline="always")(_sq_dist)
 
 
 def _sne_shifted(Z: np.ndarray, start: int, E: np.ndarray) -> None:  # pragma: no cover - jit
@@ -102,7 +101,7 @@ def _sne_shifted(Z: np.ndarray, start: int, E: np.ndarray) -> None:  # pragma: n
         i = start + r
         dmin = np.inf
         for j in range(l):
-            s = _sq_dist_jit(Z, i, j)
+            s = pair_sq_dist(Z, i, j)
             E[r, j] = s
             if j != i and s < dmin:
                 dmin = s
@@ -128,11 +127,11 @@ def _sne_finish(Z: np.ndarray, P: np.ndarray, start: int, E: np.ndarray, with_co
             dmin = np.inf
             for j in range(l):
                 if j != i:
-                    dmin = min(dmin, _sq_dist_jit(Z, i, j))
+                    dmin = min(dmin, pair_sq_dist(Z, i, j))
         for j in range(l):
             p = P[i, j]
             if with_cost and p > 0.0 and j != i:
-                s = _sq_dist_jit(Z, i, j)
+                s = pair_sq_dist(Z, i, j)
                 acc += p * (math.log(p) + (s - dmin) + log_total)  # ln q_{j|i} = −(d − dmin) − ln total
             E[r, j] = p - E[r, j] / total
         E[r, i] = 0.0
@@ -147,7 +146,7 @@ def _tsne_row_sums(Z: np.ndarray) -> np.ndarray:  # pragma: no cover - jit
         acc = 0.0
         for j in range(l):
             if j != i:
-                acc += 1.0 / (1.0 + _sq_dist_jit(Z, i, j))
+                acc += 1.0 / (1.0 + pair_sq_dist(Z, i, j))
         rows[i] = acc
     return rows
 
@@ -166,7 +165,7 @@ def _tsne_grad_rows(Z: np.ndarray, P: np.ndarray, total: float, with_cost: bool,
         for j in range(l):
             if j == i:
                 continue
-            s = _sq_dist_jit(Z, i, j)
+            s = pair_sq_dist(Z, i, j)
             qt = 1.0 / (1.0 + s)
             p = P[i, j]
             m = (p - qt / total) * qt
