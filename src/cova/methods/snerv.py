@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import cdist, pdist, squareform
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.model_selection import StratifiedKFold
 
+from ..objectives.mkpe import squared_distances
 from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, integer
 from .nerv import ANNEAL, NeRV
@@ -57,6 +57,18 @@ K_FACTORS = (1, 2, 4)
 SIGMA_FACTORS = (0.25, 0.5, 1.0)
 #: Largest number of float64 entries of one (pairs, T, C, K) block in :func:`learning_metric_distances`.
 _BLOCK_ENTRIES = 2_000_000
+
+
+def _logsumexp(a: np.ndarray, axis: int) -> np.ndarray:
+    """``log sum exp`` along ``axis`` (kept as a length-1 axis) of a finite array, shifted by the maximum.
+
+    Written here rather than calling :func:`scipy.special.logsumexp`: its array-API dispatch cost more than half
+    of a mixture fit's time at d = 64 (the arrays are small and the calls many)."""
+    m = a.max(axis=axis, keepdims=True)
+    out = np.exp(a - m).sum(axis=axis, keepdims=True)
+    np.log(out, out=out)
+    out += m
+    return out
 
 
 def _median_distance(X: np.ndarray, rng: np.random.Generator, max_points: int = 1000) -> float:
@@ -106,9 +118,12 @@ class ClassPosterior(BaseEstimator):
 
     @staticmethod
     def loss_and_grad(theta: np.ndarray, X: np.ndarray, Y: np.ndarray, sigma: float,
-                      K: int) -> tuple[float, np.ndarray]:
+                      K: int, X_sqnorm: np.ndarray | None = None) -> tuple[float, np.ndarray]:
         """Mean negative conditional log-likelihood ``-(1/n) sum_n log p(c_n|x_n)`` and its gradient with respect
-        to ``theta = [means.ravel(), logits.ravel()]``; ``Y`` is the (n, C) one-hot label matrix.
+        to ``theta = [means.ravel(), logits.ravel()]``; ``Y`` is the (n, C) one-hot label matrix, ``X_sqnorm``
+        the squared row norms of X (computed when not given; a fit passes them once for all its evaluations).
+        The squared distances ``||x_n - m_k||^2`` come from one BLAS product
+        (:func:`cova.objectives.mkpe.squared_distances`), the costly part of an evaluation at d ~ 1,000.
 
         With ``r_nk = beta_{c_n k} g_nk / sum_l beta_{c_n l} g_nl`` and ``pi_nk = g_nk / sum_l g_nl``:
         ``d log p(c_n|x_n) / d m_k = (r_nk - pi_nk)(x_n - m_k) / sigma^2`` and
@@ -117,11 +132,12 @@ class ClassPosterior(BaseEstimator):
         C = Y.shape[1]
         M, A = ClassPosterior._unpack(theta, K, d, C)
         s2 = sigma * sigma
-        G = -cdist(X, M, "sqeuclidean") / (2.0 * s2)                 # (n, K)
-        logbeta = A - logsumexp(A, axis=0, keepdims=True)             # (C, K)
-        lse_g = logsumexp(G, axis=1, keepdims=True)                   # (n, 1)
+        G = squared_distances(X, M, X_sqnorm)
+        G *= -1.0 / (2.0 * s2)                                        # (n, K)
+        logbeta = A - _logsumexp(A, axis=0)                           # (C, K)
+        lse_g = _logsumexp(G, axis=1)                                 # (n, 1)
         Ln = G + Y @ logbeta                                          # log beta_{c_n k} + G_nk
-        lse_c = logsumexp(Ln, axis=1, keepdims=True)
+        lse_c = _logsumexp(Ln, axis=1)
         loss = -float(np.sum(lse_c - lse_g)) / n
         r = np.exp(Ln - lse_c)
         pi = np.exp(G - lse_g)
@@ -132,15 +148,16 @@ class ClassPosterior(BaseEstimator):
 
     def _log_terms(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """G (n, K), log pi (n, K), L = G + log beta (n, C, K)."""
-        G = -cdist(X, self.means_, "sqeuclidean") / (2.0 * self.sigma_ ** 2)
-        logpi = G - logsumexp(G, axis=1, keepdims=True)
+        G = squared_distances(X, self.means_)
+        G *= -1.0 / (2.0 * self.sigma_ ** 2)
+        logpi = G - _logsumexp(G, axis=1)
         L = logpi[:, None, :] + self._logbeta[None, :, :]
         return G, logpi, L
 
     def predict_log_proba(self, X: np.ndarray) -> np.ndarray:
         """log p(c|x), (n, C), columns in ``classes_`` order."""
         _, _, L = self._log_terms(np.asarray(X, dtype=np.float64))
-        return logsumexp(L, axis=2)
+        return _logsumexp(L, axis=2)[..., 0]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """p(c|x), (n, C)."""
@@ -149,7 +166,7 @@ class ClassPosterior(BaseEstimator):
     def grad_log_proba(self, X: np.ndarray) -> np.ndarray:
         """grad_x log p(c|x) = (1/sigma^2)(sum_k pi_{k|c} m_k - sum_k pi_k m_k), shape (n, C, d)."""
         _, logpi, L = self._log_terms(np.asarray(X, dtype=np.float64))
-        pic = np.exp(L - logsumexp(L, axis=2, keepdims=True))          # pi_{k|c} (n, C, K)
+        pic = np.exp(L - _logsumexp(L, axis=2))                       # pi_{k|c} (n, C, K)
         diff = pic - np.exp(logpi)[:, None, :]
         return (diff @ self.means_) / self.sigma_ ** 2
 
@@ -163,13 +180,14 @@ class ClassPosterior(BaseEstimator):
         A0 = np.log((counts + 1.0) / (counts.sum(axis=0, keepdims=True) + C))
         theta0 = np.concatenate([km.cluster_centers_.ravel(), A0.ravel()])
         Y = np.eye(C)[codes]
-        res = minimize(self.loss_and_grad, theta0, args=(X, Y, float(sigma), K), jac=True, method="CG",
+        res = minimize(self.loss_and_grad, theta0, args=(X, Y, float(sigma), K, np.einsum("ij,ij->i", X, X)),
+                       jac=True, method="CG",
                        options={"maxiter": int(self.max_iter), "gtol": 1e-6})
         return res.x, float(res.fun)
 
     def _set(self, theta: np.ndarray, d: int, C: int, K: int, sigma: float) -> None:
         self.means_, self.logits_ = self._unpack(theta, K, d, C)
-        self._logbeta = self.logits_ - logsumexp(self.logits_, axis=0, keepdims=True)
+        self._logbeta = self.logits_ - _logsumexp(self.logits_, axis=0)
         self.beta_ = np.exp(self._logbeta)
         self.n_components_ = K
         self.sigma_ = float(sigma)
@@ -263,7 +281,7 @@ def learning_metric_distances(posterior: ClassPosterior, X: np.ndarray, n_pieces
         sq = ((1 - u)[None, :, None] * e1[:, None, :] + u[None, :, None] * e2[:, None, :]
               - (u * (1 - u))[None, :, None] * d12[:, :, None])           # (b, T, K)
         G = -sq / (2.0 * s2)
-        pi = np.exp(G - logsumexp(G, axis=2, keepdims=True))              # pi_k (b, T, K)
+        pi = np.exp(G - _logsumexp(G, axis=2))                        # pi_k (b, T, K)
         v = 0.5 * (e1 + d12 - e2) / (T * s2)                              # (b, K)
         piv = pi * v[:, None, :]
         p = pi @ beta.T                                                   # p(c|x) = sum_k pi_k beta_ck (b, T, C)
