@@ -14,6 +14,7 @@ from cova.manifolds import Euclidean, NoncompactStiefel, Product, Stiefel
 from cova.manifolds.stiefel import project_tangent
 from cova.methods.acas import (
     ACAS,
+    _order_statistics,
     acas_embedding,
     acas_grid_search,
     acas_scales,
@@ -262,6 +263,31 @@ def test_quantize_gives_every_entry_an_equal_frequency_level():
     np.testing.assert_array_equal(quantize(np.array([1.0, 2.0, 3.0]), 2), [1, 1, 2])  # 2.0 is the cut: lower level
     ties = np.array([[0.0, 0.0, 0.0, 1.0], [0.0, 2.0, 3.0, 0.0]])
     assert set(quantize(ties, 4).ravel().tolist()) <= {1, 2, 3, 4}
+
+
+@pytest.mark.parametrize("kind", ["spread", "ties", "crowded", "constant", "tiny"])
+def test_order_statistics_equal_a_full_sort(kind):
+    rng = np.random.default_rng(11)
+    v = {"spread": rng.standard_normal(5000),
+         "ties": np.round(rng.random(5000) * 4),                                 # five values, each many times
+         "crowded": np.r_[rng.random(4990) * 1e-9, rng.random(10) * 1e6],        # nearly all in the lowest bin
+         "constant": np.full(300, 2.5),
+         "tiny": np.array([3.0, -1.0])}[kind]
+    ranks = np.unique(np.r_[0, v.size - 1, rng.integers(0, v.size, 20)])
+    np.testing.assert_array_equal(_order_statistics(v, ranks), np.sort(v)[ranks])
+    for bins in (2, 10):
+        np.testing.assert_allclose(quantile_cuts(v, bins), np.quantile(v, np.arange(1, bins) / bins, method="hazen"),
+                                   rtol=1e-15, atol=0)
+
+
+def test_acas_score_counts_like_the_quantised_arrays():
+    rng = np.random.default_rng(12)
+    R = np.round(rng.random((40, 50)) * 5)
+    Zx, Zy = rng.standard_normal((40, 3)), rng.standard_normal((50, 3))
+    Rq = quantize(R, 10)
+    D = np.sqrt(((Zx[:, None, :] - Zy[None, :, :]) ** 2).sum(axis=2))
+    diff = Rq.astype(float) - quantize(D.max() - D, 10)
+    assert acas_score(Rq, Zx, Zy, 10) == pytest.approx(np.sqrt(np.mean(diff * diff)), rel=1e-12)
 
 
 def test_acas_score_is_zero_when_the_embedding_reproduces_the_ranking():
