@@ -265,13 +265,14 @@ def test_quantize_gives_every_entry_an_equal_frequency_level():
     assert set(quantize(ties, 4).ravel().tolist()) <= {1, 2, 3, 4}
 
 
-@pytest.mark.parametrize("kind", ["spread", "ties", "crowded", "constant", "tiny"])
+@pytest.mark.parametrize("kind", ["spread", "ties", "crowded", "underflow", "constant", "tiny"])
 def test_order_statistics_equal_a_full_sort(kind):
     rng = np.random.default_rng(11)
     n = 50_000  # more than one narrowing pass sorts at once
     v = {"spread": rng.standard_normal(n),
          "ties": np.round(rng.random(n) * 4),                                   # five values, each many times
          "crowded": np.r_[rng.random(n - 10) * 1e-9, rng.random(10) * 1e6],     # nearly all in the lowest bin
+         "underflow": np.r_[np.full(n - 10, 5e-324), np.zeros(10)],              # a range too narrow for bins
          "constant": np.full(300, 2.5),
          "tiny": np.array([3.0, -1.0])}[kind]
     ranks = np.unique(np.r_[0, v.size - 1, rng.integers(0, v.size, 20)])

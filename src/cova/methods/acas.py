@@ -117,8 +117,8 @@ def acas_embedding(R: Any, n_components: int = 2, p: float | str = 1.0, alpha: f
 def quantile_cuts(values: np.ndarray, bins: int) -> np.ndarray:
     """The i/bins quantiles (i = 1..bins−1) of ``values`` by numpy's ``"hazen"`` definition (the piecewise-linear
     one MATLAB's ``quantile`` uses): 0-based position N·q − ½ of the sorted values, clipped to [0, N − 1] and
-    interpolated linearly. Equal to ``np.quantile(values, q, method="hazen")``; the order statistics come from one
-    partial sort (``np.partition`` at the 2(bins − 1) positions needed), not a full sort."""
+    interpolated linearly. Equal to ``np.quantile(values, q, method="hazen")``; the 2(bins − 1) order statistics
+    needed come from :func:`_order_statistics`, not a full sort."""
     v = np.asarray(values, dtype=np.float64).ravel()
     q = np.arange(1, int(bins)) / int(bins)
     pos = np.clip(v.size * q - 0.5, 0.0, v.size - 1.0)
@@ -158,7 +158,7 @@ def _narrow(v: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]: 
     the values of the bins that hold a wanted rank (bin after bin) with the wanted ranks among them. The bin index
     is a non-decreasing function of the value, so the kept bins, laid end to end, are in the order of the whole
     and a rank keeps its value; values crowded into few bins only take more passes. All values equal: one value,
-    every rank 0."""
+    every rank 0. A range too narrow to divide into bins (its width underflows) keeps every value."""
     lo = v[0]
     hi = v[0]
     for x in v:
@@ -170,27 +170,28 @@ def _narrow(v: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]: 
         return v[:1].copy(), np.zeros(ranks.size, dtype=np.int64)
     nb = _SELECT_BINS
     scale = nb / (hi - lo)
+    if not np.isfinite(scale):
+        return v.copy(), ranks.copy()
     counts = np.zeros(nb + 1, dtype=np.int64)
     for x in v:
         counts[min(int((x - lo) * scale), nb - 1) + 1] += 1
     start = np.cumsum(counts)                     # start[b]: values in the bins before b
-    slot = np.full(nb, -1, dtype=np.int64)        # bin -> its place among the kept bins
+    keep = np.zeros(nb, dtype=np.bool_)           # the bins that hold a wanted rank
     bins = np.empty(ranks.size, dtype=np.int64)
     for r in range(ranks.size):
         bins[r] = np.searchsorted(start, ranks[r], side="right") - 1
-        slot[bins[r]] = 0
-    offset = np.zeros(nb + 1, dtype=np.int64)     # kept values before each kept bin
+        keep[bins[r]] = True
+    offset = np.zeros(nb, dtype=np.int64)         # kept values before each kept bin
     n_kept = 0
     for b in range(nb):
-        if slot[b] >= 0:
-            slot[b] = b
+        if keep[b]:
             offset[b] = n_kept
             n_kept += start[b + 1] - start[b]
     kept = np.empty(n_kept)
     fill = offset.copy()
     for x in v:
         b = min(int((x - lo) * scale), nb - 1)
-        if slot[b] >= 0:
+        if keep[b]:
             kept[fill[b]] = x
             fill[b] += 1
     kept_ranks = np.empty(ranks.size, dtype=np.int64)
