@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from ..inputs import Inputs
 from ..objectives.coembedding import relation_margins, scaled_svd
+from ..objectives.mkpe import squared_distances
 from .base import Embedder, check_size, relation_matrix
 from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 
@@ -228,19 +229,13 @@ def _level_sq_diff_sum(Rq: np.ndarray, values: np.ndarray, cuts: np.ndarray) -> 
     return total
 
 
-def _distances(Zx: np.ndarray, Zy: np.ndarray) -> np.ndarray:
-    D = (Zx * Zx).sum(axis=1)[:, None] + (Zy * Zy).sum(axis=1)[None, :] - 2.0 * (Zx @ Zy.T)
-    np.maximum(D, 0.0, out=D)
-    return np.sqrt(D, out=D)
-
-
 def acas_score(Rq: np.ndarray, Zx: np.ndarray, Zy: np.ndarray, bins: int = 10) -> float:
     """RMS(R_q − R_qz): ``Rq`` = :func:`quantize` (R, bins), R_qz the quantised R_z = max(D) − D of the
     co-embedding's row-column Euclidean distances D.
 
     The levels of R_z and their squared differences from ``Rq`` are counted in one compiled pass (integers, so
     the result equals the mean over the quantised arrays exactly); the grid search scores thousands of models."""
-    D = _distances(Zx, Zy)
+    D = np.sqrt(squared_distances(Zx, Zy))
     Rz = D.max() - D
     Rq = np.asarray(Rq)
     if Rq.shape != Rz.shape:
