@@ -25,7 +25,7 @@ from cova.methods.acas import (
 from cova.methods.ca import correspondence_analysis
 from cova.methods.code import CODE, code_embedding
 from cova.methods.mkpe import MKPE, mkpe_embedding
-from cova.objectives.code import code_nll, code_parameter_sizes, code_probabilities, split_code_parameters
+from cova.objectives.code import CodeNLL, code_nll, code_parameter_sizes, code_probabilities, split_code_parameters
 from cova.objectives.mkpe import mkpe_objective
 
 
@@ -123,6 +123,21 @@ def test_code_gradient_matches_finite_differences(model):
     np.testing.assert_allclose(g, fd, atol=1e-8, rtol=1e-6)
     if model == "joint":  # the a and b blocks are included
         assert x.size == m * k + n * k + m + n and np.abs(g[-(m + n):]).max() > 1e-3
+
+
+@pytest.mark.parametrize("model", ["conditional", "joint"])
+def test_code_objective_reuses_its_work_array_without_carrying_state(model):
+    """One CodeNLL evaluated at several points (in any order) gives what a fresh evaluation gives at each."""
+    rng = np.random.default_rng(7)
+    P = count_relation(9, 7) / count_relation(9, 7).sum()
+    fun = CodeNLL(P, 2, model)
+    xs = [rng.uniform(-2, 2, sum(code_parameter_sizes(9, 7, 2, model))) for _ in range(3)]
+    for x in xs + xs[::-1]:
+        f, g = fun(x)
+        f_ref, g_ref = code_nll(x, P, 2, model)
+        assert f == f_ref
+        np.testing.assert_array_equal(g, g_ref)
+        assert not np.shares_memory(g, fun.work)
 
 
 @pytest.mark.parametrize("model", ["conditional", "joint"])

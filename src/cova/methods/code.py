@@ -15,7 +15,7 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from ..inputs import Inputs
-from ..objectives.code import code_nll, code_parameter_sizes, split_code_parameters
+from ..objectives.code import CodeNLL, code_parameter_sizes, split_code_parameters
 from .base import Embedder, check_size, relation_matrix
 from .constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions
 
@@ -38,9 +38,7 @@ def code_embedding(P: np.ndarray, n_components: int = 2, model: str = "joint", n
     size = sum(code_parameter_sizes(m, n, k, model))
     rng = np.random.default_rng(random_state)
 
-    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-        return code_nll(x, P, k, model)
-
+    fun = CodeNLL(P, k, model)
     best = None
     logliks, starts, messages = [], [], []
     for _ in range(int(n_restarts)):

@@ -14,14 +14,15 @@ the conditional Q sum to 1, the joint Q sums to 1) and M = P − diag(w) Q, resp
     ∂f/∂L = −M,  ∂f/∂φ_i = 2 Σ_j M_ij (φ_i − ψ_j),  ∂f/∂ψ_j = −2 Σ_i M_ij (φ_i − ψ_j),
     ∂f/∂a_i = −Σ_j M_ij,  ∂f/∂b_j = −Σ_i M_ij.
 
-Dense and vectorised: O(mnk) time and a few m×n arrays per evaluation; the log-sum-exps subtract their maximum.
+Dense and vectorised: O(mnk) time; an evaluation works in place in one m×n array (:class:`CodeNLL`), and the
+log-sum-exps subtract their maximum.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CODE_MODELS", "code_nll", "code_probabilities", "code_parameter_sizes", "split_code_parameters"]
+__all__ = ["CODE_MODELS", "CodeNLL", "code_nll", "code_probabilities", "code_parameter_sizes", "split_code_parameters"]
 
 #: The two CODE models.
 CODE_MODELS: tuple[str, ...] = ("conditional", "joint")
@@ -53,35 +54,43 @@ def split_code_parameters(x: np.ndarray, m: int, n: int, k: int,
     return phi, psi, blocks[2], blocks[3]
 
 
-def _logits(phi: np.ndarray, psi: np.ndarray, P: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
-            model: str) -> np.ndarray:
-    """L (m×n): log p(y_j) − d_ij (conditional) or a_i + b_j − d_ij (joint)."""
-    L = 2.0 * (phi @ psi.T)
-    L -= (phi * phi).sum(axis=1)[:, None]
-    L -= (psi * psi).sum(axis=1)[None, :]
+def _log_prior(P: np.ndarray) -> np.ndarray:
+    """log p(y), the column marginal of P (−inf for an empty column)."""
+    py = P.sum(axis=0)
+    with np.errstate(divide="ignore"):
+        return np.log(py / py.sum())
+
+
+def _logits(phi: np.ndarray, psi: np.ndarray, log_py: np.ndarray | None, a: np.ndarray | None,
+            b: np.ndarray | None, model: str, out: np.ndarray | None = None) -> np.ndarray:
+    """L (m×n): log p(y_j) − d_ij (conditional) or a_i + b_j − d_ij (joint), written into ``out`` if given.
+
+    d_ij = ‖φ_i‖² + ‖ψ_j‖² − 2φ_i·ψ_j: one BLAS product and two broadcast subtractions, in place."""
+    L = np.matmul(2.0 * phi, psi.T, out=out)
+    row = np.einsum("ij,ij->i", phi, phi)
+    col = np.einsum("ij,ij->i", psi, psi)
     if model == "conditional":
-        py = P.sum(axis=0)
-        with np.errstate(divide="ignore"):
-            L += np.log(py / py.sum())[None, :]
+        col -= log_py
     else:
-        L += a[:, None]
-        L += b[None, :]
+        row -= a
+        col -= b
+    L -= row[:, None]
+    L -= col[None, :]
     return L
 
 
-def _log_normaliser(L: np.ndarray, model: str) -> tuple[np.ndarray | float, np.ndarray]:
-    """log h (m,) row-wise (conditional) or log Z (scalar, joint), and Q = exp(L − log normaliser)."""
+def _exp_shifted(L: np.ndarray, model: str) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """Overwrite L with E = exp(L − top), top its row maxima (conditional) or its maximum (joint); returns
+    ``(top, s)`` with s the row sums (m,) or the total of E, so that Q = E / s and log normaliser = top + log s."""
     if model == "conditional":
-        top = L.max(axis=1, keepdims=True)
-        Q = np.exp(L - top)
-        s = Q.sum(axis=1, keepdims=True)
-        Q /= s
-        return (top + np.log(s)).ravel(), Q
+        top = L.max(axis=1)
+        L -= top[:, None]
+        np.exp(L, out=L)
+        return top, L.sum(axis=1)
     top = float(L.max())
-    Q = np.exp(L - top)
-    s = float(Q.sum())
-    Q /= s
-    return top + np.log(s), Q
+    L -= top
+    np.exp(L, out=L)
+    return top, float(L.sum())
 
 
 def code_probabilities(phi: np.ndarray, psi: np.ndarray, P: np.ndarray, a: np.ndarray | None = None,
@@ -91,7 +100,57 @@ def code_probabilities(phi: np.ndarray, psi: np.ndarray, P: np.ndarray, a: np.nd
     ``P`` (the empirical joint) is only read by the conditional model, for its prior p(y)."""
     _check_model(model)
     P = np.asarray(P, dtype=np.float64)
-    return _log_normaliser(_logits(np.asarray(phi, float), np.asarray(psi, float), P, a, b, model), model)[1]
+    log_py = _log_prior(P) if model == "conditional" else None
+    Q = _logits(np.asarray(phi, float), np.asarray(psi, float), log_py, a, b, model)
+    _, s = _exp_shifted(Q, model)
+    Q /= s[:, None] if model == "conditional" else s
+    return Q
+
+
+class CodeNLL:
+    """CODE's negative log-likelihood of a fixed empirical joint ``P`` as a callable x ↦ (f, ∇f) for an optimiser
+    (:func:`code_nll` at every call). P's margins are computed once, and every evaluation works in one m×n array
+    held here: it holds L, then exp(L − max), then M."""
+
+    def __init__(self, P: np.ndarray, n_components: int, model: str = "joint"):
+        _check_model(model)
+        self.P = np.asarray(P, dtype=np.float64)
+        self.k = int(n_components)
+        self.model = model
+        self.w = self.P.sum(axis=1)
+        self.total = float(self.w.sum())
+        self.log_py = None
+        if model == "conditional":
+            if np.any(self.P.sum(axis=0) <= 0):
+                raise ValueError("the conditional CODE model needs every column of P to have positive mass")
+            self.log_py = _log_prior(self.P)
+        self.work = np.empty_like(self.P)
+
+    def __call__(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        P, k, model = self.P, self.k, self.model
+        m, n = P.shape
+        phi, psi, a, b = split_code_parameters(x, m, n, k, model)
+        L = _logits(phi, psi, self.log_py, a, b, model, out=self.work)
+        PL = float(np.einsum("ij,ij->", P, L))
+        top, s = _exp_shifted(L, model)
+        # L holds E = exp(L − top); make it M = P − diag(w) Q (conditional) or P − (ΣP) Q (joint), Q = E / s.
+        if model == "conditional":
+            f = -PL + float(self.w @ (top + np.log(s)))
+            L *= (-self.w / s)[:, None]
+        else:
+            f = -PL + self.total * (top + float(np.log(s)))
+            L *= -self.total / s
+        L += P
+        # M [ψ, 1] and Mᵀ [φ, 1]: the gradient's products and M's row and column sums in two BLAS calls.
+        Mpsi = L @ np.hstack([psi, np.ones((n, 1))])
+        Mphi = L.T @ np.hstack([phi, np.ones((m, 1))])
+        rows, cols = Mpsi[:, k], Mphi[:, k]
+        g_phi = 2.0 * (rows[:, None] * phi - Mpsi[:, :k])
+        g_psi = 2.0 * (cols[:, None] * psi - Mphi[:, :k])
+        parts = [g_phi.ravel(), g_psi.ravel()]
+        if model == "joint":
+            parts += [-rows, -cols]
+        return f, np.concatenate(parts)
 
 
 def code_nll(x: np.ndarray, P: np.ndarray, n_components: int, model: str = "joint") -> tuple[float, np.ndarray]:
@@ -99,29 +158,7 @@ def code_nll(x: np.ndarray, P: np.ndarray, n_components: int, model: str = "join
     ``x`` = [φ, ψ] (conditional) or [φ, ψ, a, b] (joint) (:func:`split_code_parameters`).
 
     ``P`` is the dense m×n empirical joint (non-negative; normally summing to 1). For the conditional model
-    every column of P must have positive mass (its prior p(y) is the column marginal).
+    every column of P must have positive mass (its prior p(y) is the column marginal). An optimiser evaluating
+    many x for one P should hold a :class:`CodeNLL`.
     """
-    _check_model(model)
-    P = np.asarray(P, dtype=np.float64)
-    m, n = P.shape
-    k = int(n_components)
-    phi, psi, a, b = split_code_parameters(x, m, n, k, model)
-    if model == "conditional" and np.any(P.sum(axis=0) <= 0):
-        raise ValueError("the conditional CODE model needs every column of P to have positive mass")
-    L = _logits(phi, psi, P, a, b, model)
-    log_norm, Q = _log_normaliser(L, model)
-    if model == "conditional":
-        w = P.sum(axis=1)
-        f = -float(np.einsum("ij,ij->", P, L)) + float(w @ log_norm)
-        M = P - w[:, None] * Q
-    else:
-        total = float(P.sum())
-        f = -float(np.einsum("ij,ij->", P, L)) + total * float(log_norm)
-        M = P - total * Q
-    rows, cols = M.sum(axis=1), M.sum(axis=0)
-    g_phi = 2.0 * (rows[:, None] * phi - M @ psi)
-    g_psi = 2.0 * (cols[:, None] * psi - M.T @ phi)
-    parts = [g_phi.ravel(), g_psi.ravel()]
-    if model == "joint":
-        parts += [-rows, -cols]
-    return f, np.concatenate(parts)
+    return CodeNLL(P, n_components, model)(x)
