@@ -82,6 +82,32 @@ def test_every_path_component_matches_the_workflow_wildcards(name):
         assert pattern["inputs_id"].fullmatch(plan.inputs_ids[inputs]), plan.inputs_ids[inputs]
         assert pattern["method"].fullmatch(job.method), job.method
         assert pattern["params_id"].fullmatch(job.params_id), job.params_id
+        posterior_id = plan.posterior_id(job.method, job.params_id)
+        assert posterior_id is None or pattern["posterior_id"].fullmatch(posterior_id), posterior_id
+
+
+def test_snerv_and_pe_of_a_fold_share_one_class_posterior_job():
+    """config.yaml's supervised protocol: SNeRV (λ = 0.1 and 0.3) and PE of one fold wait for the same posterior
+    job, whose benchmark file is in each of their chains; a method entry with other mixture settings gets its own,
+    and methods without a class posterior none."""
+    config = load("config.yaml")
+    plan = Plan(config)
+    by_block: dict[tuple[str, str], set[str]] = {}
+    for dataset, inputs, entry in plan.runs():
+        job = plan.method_jobs[entry]
+        posterior_id = plan.posterior_id(job.method, job.params_id)
+        assert (posterior_id is not None) == (job.method in {"snerv", "pe"}), entry
+        if posterior_id is not None:
+            by_block.setdefault((dataset, inputs), set()).add(posterior_id)
+            chain = plan.run_chain(dataset, inputs, entry)
+            assert chain[-3] == f"results/benchmarks/jobs/posterior/{dataset}/{plan.inputs_ids[inputs]}/{posterior_id}.tsv"
+    folds = {key: ids for key, ids in by_block.items() if key[1].startswith("cv10_")}
+    assert len(folds) == 30 and all(len(ids) == 1 for ids in folds.values())
+    assert len(set().union(*folds.values())) == 1
+    config["methods"]["snerv_03"]["params"]["posterior_max_iter"] = 100
+    plan = Plan(config)
+    job = plan.method_jobs["snerv_03"]
+    assert plan.posterior_id("snerv", job.params_id) != plan.posterior_id("pe", plan.method_jobs["pe"].params_id)
 
 
 def test_grid_values_become_clean_path_components():

@@ -9,7 +9,15 @@ import pytest
 
 from cova.methods import METHODS
 from cova.methods.nerv import NeRV
-from cova.methods.snerv import ClassPosterior, SNeRV, fisher_quadratic_form, learning_metric_distances
+from cova.methods.snerv import (
+    ClassPosterior,
+    SNeRV,
+    fisher_quadratic_form,
+    learning_metric_distances,
+    posterior_arrays,
+    posterior_from_arrays,
+    training_fingerprint,
+)
 from cova.metrics.retrieval import knn_error
 
 
@@ -96,6 +104,18 @@ def test_auto_selection_uses_grids():
     assert Ks == {3, 6}  # {C, 2C, 4C} capped at n/10 = 6
     assert len(p.cv_scores_) == 6
     assert (p.n_components_, p.sigma_) == max(p.cv_scores_, key=p.cv_scores_.get)
+
+
+def test_posterior_arrays_round_trip_every_fitted_attribute():
+    X, y = _blobs(n_per=20)
+    p = ClassPosterior(random_state=0, max_iter=30).fit(X, y)
+    q = posterior_from_arrays(posterior_arrays(p, training_fingerprint(X, y)))
+    assert q.get_params() == p.get_params() and q.cv_scores_ == p.cv_scores_
+    assert (q.n_components_, q.sigma_, q.loss_) == (p.n_components_, p.sigma_, p.loss_)
+    for name in ("means_", "logits_", "beta_", "classes_"):
+        np.testing.assert_array_equal(getattr(q, name), getattr(p, name))
+    np.testing.assert_array_equal(q.predict_proba(X), p.predict_proba(X))
+    assert training_fingerprint(X, y) != training_fingerprint(X, y[::-1])
 
 
 def _overlapping(seed: int = 0):

@@ -88,6 +88,41 @@ def test_embed_fits_semi_supervised_methods_on_every_row_without_test_labels(tmp
     assert scores["n_test"] == 30
 
 
+def test_one_shared_class_posterior_gives_the_embeddings_of_fitting_it_in_each_run(tmp_path):
+    """The workflow fits the class posterior once per inputs block (``posterior`` step) and passes it to SNeRV
+    and PE; their embeddings equal those of fitting it themselves, and a posterior fitted with other settings or
+    on another fold is refused."""
+    ds = _blobs(c=3, n=40)
+    ds.save(tmp_path / "data.npz")
+    for fold in (0, 1):
+        build_inputs(ds, {"split": {"n_folds": 4, "fold": fold}}, seed=0).save(tmp_path / f"in{fold}.npz")
+    mixture = {"n_mixture": 3, "sigma_mixture": 2.0, "posterior_max_iter": 50}
+    runs = {"pe": {**mixture, "max_iter": 200}, "snerv": {**mixture, "anneal_rounds": 2, "cg_steps_final": 5}}
+    settings = make_method("pe", runs["pe"], seed=0).class_posterior_settings()
+    assert settings == make_method("snerv", runs["snerv"], seed=0).class_posterior_settings()
+    for fold in (0, 1):
+        assert main(["posterior", "--dataset", str(tmp_path / "data.npz"), "--inputs", str(tmp_path / f"in{fold}.npz"),
+                     "--settings", json.dumps(settings), "--out", str(tmp_path / f"post{fold}.npz")]) == 0
+
+    def embed(method, params, out, posterior=None):
+        args = ["embed", "--dataset", str(tmp_path / "data.npz"), "--inputs", str(tmp_path / "in0.npz"),
+                "--method", method, "--params", json.dumps(params), "--out", str(tmp_path / out)]
+        assert main(args + (["--posterior", str(tmp_path / posterior)] if posterior else [])) == 0
+        with np.load(tmp_path / out) as f:
+            return f["Z"]
+
+    for method, params in runs.items():
+        own = embed(method, params, f"{method}_own.npz")
+        shared = embed(method, params, f"{method}_shared.npz", "post0.npz")
+        assert own.shape == (120, 2) and np.array_equal(own, shared)
+    with pytest.raises(ValueError, match="fitted with .* asks for"):
+        embed("pe", {**runs["pe"], "n_mixture": 4}, "x.npz", "post0.npz")
+    with pytest.raises(ValueError, match="other training rows"):
+        embed("pe", runs["pe"], "x.npz", "post1.npz")
+    with pytest.raises(ValueError, match="does not use a class posterior"):
+        embed("mre", {}, "x.npz", "post0.npz")
+
+
 # --------------------------------------------------------------------------------------------- held-out 5-NN error
 
 def test_heldout_knn_error_matches_scikit_learn():

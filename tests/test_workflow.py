@@ -102,6 +102,10 @@ def test_every_job_leaves_a_benchmark_file_and_the_time_table_counts_them(first_
     assert len(list((jobs_dir / "embed").rglob("*.tsv"))) == n_runs
     assert len(list((jobs_dir / "score").rglob("*.tsv"))) == n_runs
     assert len(list((jobs_dir / "experiment").rglob("*.tsv"))) == len(plan.experiments)
+    posteriors = {(d, i, plan.posterior_id(plan.method_jobs[e].method, plan.method_jobs[e].params_id))
+                  for d, i, e in plan.runs()}
+    posteriors = {p for p in posteriors if p[2] is not None}
+    assert posteriors and len(list((jobs_dir / "posterior").rglob("*.tsv"))) == len(posteriors)
     with open(first_run / "results/tables/timings.csv") as f:
         rows = list(csv.DictReader(f))
     rules = {r["name"]: r for r in rows if r["kind"] == "rule"}

@@ -61,6 +61,22 @@ def cmd_inputs(a: argparse.Namespace) -> None:
     inputs.save(a.out, with_X=inputs.X is not ds.X, with_labels=inputs.labels is not ds.labels)
 
 
+def cmd_posterior(a: argparse.Namespace) -> None:
+    from .inputs import Inputs
+    from .io import save_npz_atomic
+    from .methods.snerv import fit_class_posterior
+
+    settings = _json(a.settings)
+    inputs = Inputs.load(a.dataset, a.inputs).semi_supervised()
+    rows = inputs.n_samples if inputs.labelled is None else int(inputs.labelled.sum())
+    log.info("fitting the class posterior %s on the %d labelled rows of %s", settings, rows, a.inputs)
+    t0 = time.perf_counter()
+    arrays = fit_class_posterior(inputs, settings)
+    log.info("done in %.1f s: K = %d, sigma = %.4g", time.perf_counter() - t0, arrays["means"].shape[0],
+             float(arrays["sigma"]))
+    save_npz_atomic(a.out, **arrays)
+
+
 def cmd_embed(a: argparse.Namespace) -> None:
     from .embedding import Embedding
     from .inputs import COHORT_INPUTS, Inputs, require_cohorts
@@ -68,6 +84,11 @@ def cmd_embed(a: argparse.Namespace) -> None:
 
     inputs = Inputs.load(a.dataset, a.inputs)
     est = make_method(a.method, _json(a.params), seed=a.seed)
+    if a.posterior:
+        if not callable(getattr(est, "class_posterior_settings", None)):
+            raise ValueError(f"method {a.method!r} does not use a class posterior; drop --posterior")
+        with np.load(a.posterior, allow_pickle=False) as f:
+            inputs.class_posterior = {key: f[key] for key in f.files}
     missing = sorted(set(est.requires()) - inputs.available())
     if missing:
         raise ValueError(f"method {a.method!r} needs {', '.join(missing)}, which the inputs {a.inputs} do not "
@@ -221,7 +242,10 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     "dataset": ("build data/processed/{dataset}.npz", cmd_dataset, ["name", "loader", "out"],
                 {"params": "{}", "raw": ""}),
     "inputs": ("build W, R and prototypes", cmd_inputs, ["dataset", "spec", "out"], {"seed": "0"}),
-    "embed": ("run one method", cmd_embed, ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0"}),
+    "posterior": ("fit the class-posterior model that SNeRV and PE share, on the labelled rows of the inputs",
+                  cmd_posterior, ["dataset", "inputs", "settings", "out"], {}),
+    "embed": ("run one method (with the class posterior of --posterior, if it uses one)", cmd_embed,
+              ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0", "posterior": ""}),
     "score": ("score one embedding (and draw its scatter plot with --scatter)", cmd_score,
               ["dataset", "inputs", "embedding", "out"], {"metrics": "{}", "ids": "{}", "scatter": "", "title": ""}),
     "scatter": ("cohort scatter plot of one embedding", cmd_scatter,

@@ -508,8 +508,21 @@ def expand_grid(entry: str, spec: dict[str, Any]) -> list[tuple[str, dict[str, A
     return out
 
 
+def _class_posterior_settings(method: str, params: dict[str, Any], seed: int) -> dict[str, Any] | None:
+    """The class-posterior model a method job fits (SNeRV, PE: ``class_posterior_settings``), or ``None``."""
+    from .methods import METHODS, make_method
+
+    if not hasattr(METHODS[method], "class_posterior_settings"):
+        return None
+    return make_method(method, params, seed=seed).class_posterior_settings()
+
+
 class Plan:
-    """Every output path the configuration asks for, and the parameters behind each wildcard value."""
+    """Every output path the configuration asks for, and the parameters behind each wildcard value.
+
+    Method jobs that fit the same class-posterior model (SNeRV and PE with the same mixture settings and seed)
+    share one ``posterior`` job per inputs block (:meth:`posterior_file`); the model is the expensive part of
+    each, and fitting it once gives the same embeddings."""
 
     def __init__(self, config: dict[str, Any]):
         config, self.notices = resolve_fallbacks(resolve_overlay(config))
@@ -530,6 +543,14 @@ class Plan:
                 self.entry_groups[entry].append(name)
         self.experiments: dict[str, dict[str, Any]] = dict(config.get("paper", {}).get("experiments", {}))
         self._method_by_id = {(j.method, j.params_id): j for j in self.method_jobs.values()}
+        self.posterior_settings: dict[str, dict[str, Any]] = {}
+        self._posterior_of: dict[tuple[str, str], str] = {}
+        for job in self.method_jobs.values():
+            settings = _class_posterior_settings(job.method, job.params, self.seed)
+            if settings is not None:
+                posterior_id = make_id("class_posterior", settings)
+                self.posterior_settings[posterior_id] = settings
+                self._posterior_of[(job.method, job.params_id)] = posterior_id
         self._run_measures: dict[tuple[str, str, str, str], list[str]] = {}
         for item in config["runs"] + [r for e in self.experiments.values() for r in e["runs"]]:
             for group in item.get("metrics", {}).get("measures", []):
@@ -640,6 +661,14 @@ class Plan:
     def method_job(self, method: str, params_id: str) -> MethodJob:
         return self._method_by_id[(method, params_id)]
 
+    def posterior_id(self, method: str, params_id: str) -> str | None:
+        """The shared class-posterior job of a method job (``None`` for a method without one)."""
+        return self._posterior_of.get((method, params_id))
+
+    @staticmethod
+    def posterior_file(dataset: str, inputs_id: str, posterior_id: str) -> str:
+        return f"results/{dataset}/{inputs_id}/class_posterior/{posterior_id}.npz"
+
     # paths
     @staticmethod
     def dataset_path(dataset: str) -> str:
@@ -733,13 +762,16 @@ class Plan:
 
     # benchmark files (one per job: wall and CPU seconds, peak memory; Snakemake's ``benchmark:``)
     def run_chain(self, dataset: str, inputs: str, entry: str) -> list[str]:
-        """Benchmark files of the jobs one run waits for, in order: fetch(es), dataset, inputs, embed, score."""
+        """Benchmark files of the jobs one run waits for, in order: fetch(es), dataset, inputs, the shared class
+        posterior (SNeRV, PE), embed, score."""
         job = self.method_jobs[entry]
         inputs_id = self.inputs_ids[inputs]
         run = f"{dataset}/{inputs_id}/{job.method}/{job.params_id}"
+        posterior_id = self.posterior_id(job.method, job.params_id)
+        posterior = [] if posterior_id is None else [f"{BENCHMARK_DIR}/posterior/{dataset}/{inputs_id}/{posterior_id}.tsv"]
         return ([f"{BENCHMARK_DIR}/fetch/{k}.tsv" for k in self.raw_keys_for(dataset)]
-                + [f"{BENCHMARK_DIR}/dataset/{dataset}.tsv", f"{BENCHMARK_DIR}/inputs/{dataset}/{inputs_id}.tsv",
-                   f"{BENCHMARK_DIR}/embed/{run}.tsv", f"{BENCHMARK_DIR}/score/{run}.tsv"])
+                + [f"{BENCHMARK_DIR}/dataset/{dataset}.tsv", f"{BENCHMARK_DIR}/inputs/{dataset}/{inputs_id}.tsv"]
+                + posterior + [f"{BENCHMARK_DIR}/embed/{run}.tsv", f"{BENCHMARK_DIR}/score/{run}.tsv"])
 
     def timing_plan(self) -> dict[str, Any]:
         """What the timings renderer needs: every run's chain of benchmark files (:meth:`run_chain`) and, per

@@ -164,6 +164,10 @@ class Inputs:
     l samples); ``degree`` (l,) every row's weighted degree in the affinity graph *before* its normalisation (a
     doubly stochastic W has equal degrees; docs/dosnes.md says which sums). :meth:`available` names the fields
     that are present.
+
+    ``class_posterior`` is not built by an inputs block: it is the arrays of a class-posterior model that the
+    workflow fitted once on these inputs' labelled rows and attaches for every run whose method would fit the same
+    model (SNeRV and PE, :class:`cova.methods.snerv.UsesClassPosterior`). The views below keep it.
     """
 
     X: np.ndarray | None = None
@@ -179,6 +183,7 @@ class Inputs:
     labelled: np.ndarray | None = None         # (l,) bool: the samples whose labels were given (Fig. 5)
     relation: Relation | None = None
     degree: np.ndarray | None = None           # (rows of W,) weighted degree before the normalisation of W
+    class_posterior: dict[str, np.ndarray] | None = None  # a fitted class-posterior model shared by runs (below)
 
     @property
     def n_cohorts(self) -> int:
@@ -207,7 +212,8 @@ class Inputs:
             return self
         return Inputs(X=None if self.X is None else self.X[self.train],
                       labels=None if self.labels is None else self.labels[self.train], label_names=self.label_names,
-                      W=self.W, R=self.R, prototypes=self.prototypes, spec=self.spec, degree=self.degree)
+                      W=self.W, R=self.R, prototypes=self.prototypes, spec=self.spec, degree=self.degree,
+                      class_posterior=self.class_posterior)
 
     def semi_supervised(self) -> "Inputs":
         """Every row with the labels of a split's test rows hidden: they are set to -1 and ``labelled`` marks the
@@ -219,7 +225,7 @@ class Inputs:
         if self.labels is not None:
             labels = np.where(self.train, self.labels, -1)
         return Inputs(X=self.X, labels=labels, label_names=self.label_names, spec=self.spec,
-                      labelled=self.train.copy())
+                      labelled=self.train.copy(), class_posterior=self.class_posterior)
 
     def save(self, path: str | os.PathLike, *, with_X: bool = False, with_labels: bool = False) -> None:
         """Write every present field and the spec atomically (no pickles). X and the labels are written only

@@ -8,6 +8,7 @@ wildcard_constraints:
     inputs_id="[A-Za-z0-9_][A-Za-z0-9_.-]*",
     method="[a-z0-9_]+",
     params_id="[A-Za-z0-9_][A-Za-z0-9_.-]*",
+    posterior_id="class_posterior-[0-9a-f]+",
 
 
 ENV = "../../environment.yml"
@@ -29,6 +30,15 @@ def inputs_resource(name, default):
         return PLAN.inputs_resources(wildcards.inputs_id).get(name, default)
 
     return get
+
+
+def embed_input(wc):
+    """The embed rule's inputs: the dataset, the inputs block and, for SNeRV and PE, the shared class posterior."""
+    files = {"data": f"data/processed/{wc.dataset}.npz", "inputs": f"results/{wc.dataset}/{wc.inputs_id}/inputs.npz"}
+    posterior_id = PLAN.posterior_id(wc.method, wc.params_id)
+    if posterior_id is not None:
+        files["posterior"] = PLAN.posterior_file(wc.dataset, wc.inputs_id, posterior_id)
+    return files
 
 
 def write_json(path, obj):

@@ -1,15 +1,39 @@
-# One embedding per (dataset, inputs, method, parameters).
+# One embedding per (dataset, inputs, method, parameters); SNeRV and PE read a class posterior fitted once per
+# (dataset, inputs, mixture settings).
+
+
+rule posterior:
+    input:
+        data="data/processed/{dataset}.npz",
+        inputs="results/{dataset}/{inputs_id}/inputs.npz",
+    output:
+        "results/{dataset}/{inputs_id}/class_posterior/{posterior_id}.npz",
+    params:
+        settings=lambda wc: as_json(PLAN.posterior_settings[wc.posterior_id]),
+    log:
+        "results/logs/posterior/{dataset}/{inputs_id}/{posterior_id}.log",
+    benchmark:
+        "results/benchmarks/jobs/posterior/{dataset}/{inputs_id}/{posterior_id}.tsv"
+    conda:
+        ENV
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    shell:
+        "python -m cova --threads {threads} posterior --dataset {input.data} --inputs {input.inputs}"
+        " --settings {params.settings:q} --out {output} 2> {log}"
 
 
 rule embed:
     input:
-        data="data/processed/{dataset}.npz",
-        inputs="results/{dataset}/{inputs_id}/inputs.npz",
+        unpack(embed_input),
     output:
         "results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
     params:
         method_params=lambda wc: as_json(PLAN.method_job(wc.method, wc.params_id).params),
         seed=PLAN.seed,
+        posterior=lambda wc, input: f"--posterior {input.posterior}" if hasattr(input, "posterior") else "",
     log:
         "results/logs/embed/{dataset}/{inputs_id}/{method}/{params_id}.log",
     benchmark:
@@ -22,4 +46,5 @@ rule embed:
         runtime=method_resource("runtime", 120),
     shell:
         "python -m cova --threads {threads} embed --dataset {input.data} --inputs {input.inputs}"
-        " --method {wildcards.method} --params {params.method_params:q} --seed {params.seed} --out {output} 2> {log}"
+        " --method {wildcards.method} --params {params.method_params:q} --seed {params.seed} {params.posterior}"
+        " --out {output} 2> {log}"

@@ -32,7 +32,7 @@ from ..inputs import Inputs
 from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
 from .constraints import POSITIVE as POSITIVE_REAL
-from .snerv import ClassPosterior
+from .snerv import UsesClassPosterior
 
 __all__ = ["ParametricEmbedding", "pe_cost_and_grad"]
 
@@ -53,7 +53,7 @@ def pe_cost_and_grad(Y: np.ndarray, Phi: np.ndarray, P: np.ndarray, log_prior: n
     return cost, gY, gPhi
 
 
-class ParametricEmbedding(Embedder):
+class ParametricEmbedding(UsesClassPosterior, Embedder):
     """Parametric embedding of class posteriors (Iwata et al. 2007; see the module docstring).
 
     Parameters
@@ -66,7 +66,8 @@ class ParametricEmbedding(Embedder):
     max_samples : size guard (the posterior model's CV is the costly part; 20,000).
 
     ``fit(inputs)`` reads ``inputs.X`` and ``inputs.labels`` (only the rows of ``inputs.labelled`` when given:
-    PE takes unlabelled samples). Attributes: ``embedding_``, ``class_points_`` (C, d; phi, the classes'
+    PE takes unlabelled samples), and ``inputs.class_posterior`` instead of fitting the posterior model when present
+    (:class:`cova.methods.snerv.UsesClassPosterior`). Attributes: ``embedding_``, ``class_points_`` (C, d; phi, the classes'
     places, saved with the run), ``posterior_``, ``cost_``, ``n_iter_``.
     """
 
@@ -101,8 +102,7 @@ class ParametricEmbedding(Embedder):
         self._validate_params()
         X, y, rows = supervised_arrays(inputs)
         check_size(X.shape[0], self.max_samples, "PE", "the class-posterior model's cross-validation")
-        post = ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=self.random_state,
-                              max_iter=self.posterior_max_iter).fit(X[rows], y[rows])
+        post = self._class_posterior(inputs, X, y, rows)
         P = post.predict_proba(X)
         self.fit_posteriors(P)
         self.posterior_ = post

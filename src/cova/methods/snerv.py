@@ -34,6 +34,8 @@ NeRV, unchanged, run on a distance matrix computed with the **learning metric** 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import numpy as np
@@ -48,7 +50,9 @@ from .base import Embedder, check_size, supervised_arrays
 from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, integer
 from .nerv import ANNEAL, NeRV
 
-__all__ = ["ClassPosterior", "learning_metric_distances", "SNeRV", "SNERV_MAX_SAMPLES"]
+__all__ = ["ClassPosterior", "UsesClassPosterior", "fit_class_posterior", "posterior_arrays", "posterior_from_arrays",
+           "training_fingerprint",
+           "learning_metric_distances", "SNeRV", "SNERV_MAX_SAMPLES"]
 
 #: Default size guard of SNeRV (dense n x n distances, O(n^2 T C K) learning-metric work).
 SNERV_MAX_SAMPLES = 2000
@@ -241,6 +245,87 @@ class ClassPosterior(BaseEstimator):
         return self
 
 
+def training_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+    """SHA-256 of training rows and their labels: ties a saved :class:`ClassPosterior` to the data it was fitted
+    on."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(np.asarray(y).ravel())
+    h = hashlib.sha256()
+    for part in (str(X.shape), X.tobytes(), str(y.dtype), y.tobytes()):
+        h.update(part if isinstance(part, bytes) else part.encode())
+    return h.hexdigest()
+
+
+def posterior_arrays(post: ClassPosterior, fingerprint: str) -> dict[str, np.ndarray]:
+    """A fitted :class:`ClassPosterior` as plain arrays (an ``.npz`` without pickles): its settings, the
+    fingerprint of its training data, the fitted parameters and the CV scores."""
+    keys = sorted(post.cv_scores_)
+    return {"settings": np.array(json.dumps(post.get_params(), sort_keys=True)), "fingerprint": np.array(fingerprint),
+            "means": post.means_, "logits": post.logits_, "classes": post.classes_, "sigma": np.array(post.sigma_),
+            "loss": np.array(post.loss_), "cv_K": np.array([K for K, _ in keys], dtype=np.int64),
+            "cv_sigma": np.array([sig for _, sig in keys], dtype=np.float64),
+            "cv_score": np.array([post.cv_scores_[key] for key in keys], dtype=np.float64)}
+
+
+def posterior_from_arrays(arrays: Any) -> ClassPosterior:
+    """The :class:`ClassPosterior` saved by :func:`posterior_arrays` (every fitted attribute restored)."""
+    post = ClassPosterior(**json.loads(str(arrays["settings"])))
+    means = np.asarray(arrays["means"], dtype=np.float64)
+    logits = np.asarray(arrays["logits"], dtype=np.float64)
+    (K, d), C = means.shape, logits.shape[0]
+    post.classes_ = np.asarray(arrays["classes"])
+    post.loss_ = float(arrays["loss"])
+    post.cv_scores_ = {(int(K_), float(s)): float(v)
+                       for K_, s, v in zip(arrays["cv_K"], arrays["cv_sigma"], arrays["cv_score"])}
+    post._set(np.concatenate([means.ravel(), logits.ravel()]), d, C, K, float(arrays["sigma"]))
+    return post
+
+
+def fit_class_posterior(inputs: Any, settings: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Fit ``ClassPosterior(**settings)`` on the rows of ``inputs`` whose labels may be read (those of
+    ``inputs.labelled`` when given, as SNeRV and PE select them) and return it as :func:`posterior_arrays`: the
+    model the workflow fits once per inputs block and passes to every run that uses the same settings."""
+    X, y, rows = supervised_arrays(inputs)
+    post = ClassPosterior(**settings).fit(X[rows], y[rows])
+    return posterior_arrays(post, training_fingerprint(X[rows], y[rows]))
+
+
+class UsesClassPosterior:
+    """What SNeRV and PE share: a :class:`ClassPosterior` with their ``n_mixture``, ``sigma_mixture``,
+    ``posterior_max_iter`` and ``random_state``, fitted on the labelled rows, or taken from
+    ``inputs.class_posterior`` when the workflow has fitted it once for all the runs of an inputs block that ask for
+    the same model (the same settings give the same fit, so the embedding is the same either way)."""
+
+    n_mixture: Any
+    sigma_mixture: Any
+    posterior_max_iter: int
+    random_state: int | None
+
+    def class_posterior_settings(self) -> dict[str, Any] | None:
+        """The :class:`ClassPosterior` parameters this method fits with; ``None`` without a seed (an unseeded fit
+        cannot be shared)."""
+        if self.random_state is None:
+            return None
+        return ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture,
+                              random_state=int(self.random_state), max_iter=int(self.posterior_max_iter)).get_params()
+
+    def _class_posterior(self, inputs: Any, X: np.ndarray, y: np.ndarray, rows: np.ndarray) -> ClassPosterior:
+        shared = getattr(inputs, "class_posterior", None)
+        settings = self.class_posterior_settings()
+        name = type(self).__name__
+        if shared is None:
+            return ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=self.random_state,
+                                  max_iter=self.posterior_max_iter).fit(X[rows], y[rows])
+        post = posterior_from_arrays(shared)
+        if settings is None or post.get_params() != settings:
+            raise ValueError(f"{name}: the class posterior passed with the inputs was fitted with {post.get_params()}, "
+                             f"but this {name} asks for {settings}")
+        if str(shared["fingerprint"]) != training_fingerprint(X[rows], y[rows]):
+            raise ValueError(f"{name}: the class posterior passed with the inputs was fitted on other training rows "
+                             f"than the {int(np.sum(rows))} labelled rows of these inputs")
+        return post
+
+
 def fisher_quadratic_form(posterior: ClassPosterior, X: np.ndarray, V: np.ndarray) -> np.ndarray:
     """``v^T J(x) v = sum_c p(c|x) (grad log p(c|x) . v)^2`` row by row for points X (m, d), vectors V (m, d)."""
     g = posterior.grad_log_proba(X)                                   # (m, C, d)
@@ -297,7 +382,7 @@ def learning_metric_distances(posterior: ClassPosterior, X: np.ndarray, n_pieces
     return D
 
 
-class SNeRV(Embedder):
+class SNeRV(UsesClassPosterior, Embedder):
     """Supervised NeRV (Sec. 5): NeRV on learning-metric distances of a class-posterior mixture.
 
     Parameters
@@ -312,7 +397,8 @@ class SNeRV(Embedder):
     random_state : seed of the mixture (k-means, CV folds) and of NeRV's initialisation.
     posterior_max_iter : CG iterations of the mixture fit.
 
-    ``fit(inputs)`` uses ``inputs.X`` and ``inputs.labels`` (only the rows of ``inputs.labelled`` when given).
+    ``fit(inputs)`` uses ``inputs.X`` and ``inputs.labels`` (only the rows of ``inputs.labelled`` when given), and
+    ``inputs.class_posterior`` instead of fitting the mixture when present (:class:`UsesClassPosterior`).
     Sets ``embedding_``, ``posterior_``, ``n_neighbors_`` (k = round(0.5 n / K)), ``sigma_``, ``cost_``,
     ``distance_scale_`` and ``n_evaluations_`` (NeRV's).
     """
@@ -361,8 +447,7 @@ class SNeRV(Embedder):
             raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
         n = X.shape[0]
         check_size(n, self.max_samples, "SNeRV", "dense n x n learning-metric distances")
-        post = ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=self.random_state,
-                              max_iter=self.posterior_max_iter).fit(X[rows], labels[rows])
+        post = self._class_posterior(inputs, X, labels, rows)
         D = learning_metric_distances(post, X, self.n_pieces)
         k = int(round(0.5 * n / post.n_components_))
         k = min(max(k, 2), n - 2)
