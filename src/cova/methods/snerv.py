@@ -301,21 +301,25 @@ class UsesClassPosterior:
     posterior_max_iter: int
     random_state: int | None
 
+    def _posterior_model(self) -> ClassPosterior:
+        """The unfitted :class:`ClassPosterior` this method's parameters describe."""
+        seed = None if self.random_state is None else int(self.random_state)
+        return ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=seed,
+                              max_iter=int(self.posterior_max_iter))
+
     def class_posterior_settings(self) -> dict[str, Any] | None:
         """The :class:`ClassPosterior` parameters this method fits with; ``None`` without a seed (an unseeded fit
         cannot be shared)."""
         if self.random_state is None:
             return None
-        return ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture,
-                              random_state=int(self.random_state), max_iter=int(self.posterior_max_iter)).get_params()
+        return self._posterior_model().get_params()
 
     def _class_posterior(self, inputs: Any, X: np.ndarray, y: np.ndarray, rows: np.ndarray) -> ClassPosterior:
         shared = getattr(inputs, "class_posterior", None)
+        if shared is None:
+            return self._posterior_model().fit(X[rows], y[rows])
         settings = self.class_posterior_settings()
         name = type(self).__name__
-        if shared is None:
-            return ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=self.random_state,
-                                  max_iter=self.posterior_max_iter).fit(X[rows], y[rows])
         post = posterior_from_arrays(shared)
         if settings is None or post.get_params() != settings:
             raise ValueError(f"{name}: the class posterior passed with the inputs was fitted with {post.get_params()}, "
