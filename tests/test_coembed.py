@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from cova.inputs import Inputs, Relation
@@ -14,6 +15,7 @@ from cova.methods.ca import correspondence_analysis
 from cova.methods.coembed import GRIDS, CoEmbedding
 from cova.objectives.coembedding import (
     KDTREE_MAX_K,
+    _kth_distance,
     coembedding_svd,
     gamma_objective,
     grid_search,
@@ -200,6 +202,27 @@ def test_gamma_equals_brute_force(kr, kc):
     assert gamma_objective(mutual_knn_pairs(R, kr, kc), Zx, Zy, kr, kc) == expected
     if max(kr, kc) > KDTREE_MAX_K:
         assert expected > 0  # the dense k-th distance path is exercised on a non-trivial count
+
+
+@pytest.mark.parametrize("dim", [2, 7])
+def test_dense_kth_distance_is_the_partition_of_cdist_from_any_start(dim):
+    """Above the KD-tree's k the k-th distance comes from a search bounded by ``near``: whatever k points it starts
+    from, the value is the k-th of scipy's distances to the bit, ties included, and ``near`` ends as k distinct
+    points no farther than it."""
+    rng = np.random.default_rng(dim)
+    data = np.round(rng.normal(size=(300, dim)), 1)  # coarse values: many equal distances
+    k = KDTREE_MAX_K + 11
+    tree = cKDTree(data)
+    near = np.tile(np.arange(k, dtype=np.int64), (80, 1))
+    for scale in (0.1, 0.5, 1.0, 3.0, 0.2):
+        points = scale * np.round(rng.normal(size=(80, dim)), 1)
+        D = cdist(points, data)
+        expected = np.partition(D, k - 1, axis=1)[:, k - 1]
+        got = _kth_distance(tree, points, k, near)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(_kth_distance(tree, points, k), expected)
+        assert all(np.unique(row).size == k for row in near)
+        assert np.all(np.take_along_axis(D, near, axis=1) <= expected[:, None])
 
 
 @pytest.mark.parametrize("density", [1.0, 0.3, 0.05])
