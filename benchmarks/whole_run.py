@@ -8,7 +8,8 @@ Every rule writes a Snakemake ``benchmark:`` file per job (``results/benchmarks/
 embed and score job, every experiment's rendering job, and the rules without wildcards such as the tables),
 counts how many of them have a benchmark file, and gives their core-seconds, the longest chain of jobs and the
 estimated wall time on 2 and 16 cores (``cova.viz.timings.wall_time_estimate``: max(longest chain, core-seconds /
-cores), a lower bound for Snakemake's greedy scheduler that is close when the jobs are many and short).
+cores), a job holding the cores of the threads its rule declares; a lower bound for Snakemake's greedy scheduler
+that is close when the jobs are many and short).
 
 A configuration whose run ids all appear in the measured run (for example an older ``config.yaml`` whose runs
 kept their parameters) is so timed without a run of its own, on the same machine and in the same run as the

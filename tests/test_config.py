@@ -110,6 +110,23 @@ def test_snerv_and_pe_of_a_fold_share_one_class_posterior_job():
     assert plan.posterior_id("snerv", job.params_id) != plan.posterior_id("pe", plan.method_jobs["pe"].params_id)
 
 
+def test_timing_plan_names_the_jobs_that_hold_more_than_one_core():
+    """The whole-run estimate counts a job's declared threads: the timing plan lists the embed and score jobs of
+    config.yaml's two-thread co-embedding entries with 2, and no single-thread job."""
+    plan = Plan(load("config.yaml"))
+    timing = plan.timing_plan()
+    threads = timing["threads"]
+    chained = {f for chain in timing["runs"] for f in chain} | {e["own"] for e in timing["experiments"].values()}
+    assert threads and set(threads) <= chained and min(threads.values()) >= 2
+    for dataset, inputs, entry in plan.runs():
+        job = plan.method_jobs[entry]
+        embed, score = plan.run_chain(dataset, inputs, entry)[-2:]
+        declared = int(job.resources.get("threads", 1))
+        assert threads.get(embed, 1) == declared and threads.get(score, 1) == declared, entry
+    assert any(plan.method_jobs[e].method == "coembed" and threads[plan.run_chain(d, i, e)[-2]] == 2
+               for d, i, e in plan.runs())
+
+
 def test_grid_values_become_clean_path_components():
     from cova.config import expand_grid
 

@@ -73,6 +73,21 @@ def test_estimate_is_the_larger_of_chain_and_core_seconds_per_core(run):
     assert est["wall_16_cores_s"] == pytest.approx(49.0)
 
 
+def test_estimate_holds_the_declared_threads_of_a_job_whose_cpu_time_was_not_recorded(run):
+    """Under the job server a benchmark file records the client's CPU time, not the job's: a job declaring 4
+    threads holds 4 cores (2 on a 2-core machine, as Snakemake scales it down) for its wall time."""
+    jobs, plan = run
+    table = read_benchmarks(jobs)
+    embed_a = next(f for f in table["file"] if f.endswith("embed/d/i/m/a.tsv"))
+    base = wall_time_estimate(table, plan, cores=(1, 2, 16))
+    plan["threads"] = {embed_a: 4}
+    est = wall_time_estimate(table, plan, cores=(1, 2, 16))
+    assert est["core_s"] == pytest.approx(base["core_s"] - 30 + 4 * 30)
+    assert est["wall_1_cores_s"] == pytest.approx(base["core_s"])  # capped at the 1 core there is
+    assert est["wall_2_cores_s"] == pytest.approx(max(49.0, (base["core_s"] + 30) / 2))
+    assert est["wall_16_cores_s"] == pytest.approx(max(49.0, est["core_s"] / 16))
+
+
 def test_render_writes_table_page_and_figure(run, tmp_path):
     jobs, plan = run
     (tmp_path / "plan.json").write_text(json.dumps(plan))

@@ -774,14 +774,27 @@ class Plan:
                 + posterior + [f"{BENCHMARK_DIR}/embed/{run}.tsv", f"{BENCHMARK_DIR}/score/{run}.tsv"])
 
     def timing_plan(self) -> dict[str, Any]:
-        """What the timings renderer needs: every run's chain of benchmark files (:meth:`run_chain`) and, per
-        experiment, its own benchmark file and the indices of the runs it uses."""
+        """What the timings renderer needs: every run's chain of benchmark files (:meth:`run_chain`), per
+        experiment its own benchmark file and the indices of the runs it uses, and ``threads``: the benchmark
+        files of the jobs that declare more than one thread, with their count (the cores Snakemake holds for them)."""
         runs = self.runs()
         index = {r: i for i, r in enumerate(runs)}
         experiments = {name: {"paper": e["paper"], "own": f"{BENCHMARK_DIR}/experiment/{e['paper']}/{name}.tsv",
                               "runs": [index[r] for r in self.experiment_runs(name)]}
                        for name, e in self.experiments.items()}
-        return {"runs": [self.run_chain(*r) for r in runs], "experiments": experiments}
+        threads: dict[str, int] = {}
+        for dataset, inputs, entry in runs:
+            job = self.method_jobs[entry]
+            run = f"{dataset}/{self.inputs_ids[inputs]}/{job.method}/{job.params_id}"
+            for rule in ("embed", "score"):
+                threads[f"{BENCHMARK_DIR}/{rule}/{run}.tsv"] = int(job.resources.get("threads", 1))
+            inputs_id = self.inputs_ids[inputs]
+            threads[f"{BENCHMARK_DIR}/inputs/{dataset}/{inputs_id}.tsv"] = int(
+                self.inputs_resources(inputs_id).get("threads", 1))
+        for name, e in experiments.items():
+            threads[e["own"]] = int(self.experiment_resources(name).get("threads", 1))
+        return {"runs": [self.run_chain(*r) for r in runs], "experiments": experiments,
+                "threads": {f: t for f, t in sorted(threads.items()) if t > 1}}
 
     def datasets_info(self) -> list[tuple[str, str, str]]:
         """(name, loader, description) of every configured dataset, sorted by name (so that reordering the

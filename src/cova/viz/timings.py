@@ -9,8 +9,10 @@ Every rule writes a Snakemake ``benchmark:`` file (``results/benchmarks/jobs/{ru
   and its own rendering job; a job shared by several experiments counts in each), their wall seconds, and the
   longest chain among them (what no number of cores can shorten);
 * an estimate of the whole run's wall time on N cores: ``max(critical path, core-seconds / N)``, core-seconds being
-  Σ max(wall, CPU) over the jobs (a job holds at least one core while it runs). Snakemake schedules greedily, so
-  this is a lower bound that is close when jobs are many and short next to the total.
+  Σ max(wall × cores held, CPU) over the jobs: a job holds the cores of the threads its rule declares (at most N,
+  as Snakemake scales them down), at least one. The CPU time alone would not do: under the job server a benchmark
+  file records the CPU of the thin client, not of the job. Snakemake schedules greedily, so this is a lower bound
+  that is close when jobs are many and short next to the total.
 
 Jobs without a benchmark file (not run yet, or run before the file existed) are counted as missing, never guessed.
 """
@@ -104,18 +106,26 @@ def experiment_table(jobs: pd.DataFrame, plan: dict[str, Any]) -> pd.DataFrame:
 
 def wall_time_estimate(jobs: pd.DataFrame, plan: dict[str, Any],
                        cores: tuple[int, ...] = ESTIMATE_CORES) -> dict[str, float]:
-    """``core_s`` (Σ core-seconds), ``critical_s`` (the longest chain: a run's jobs plus the rendering of the
-    slowest experiment that waits for it) and ``wall_{N}_cores_s`` = max(critical, core-seconds / N)."""
+    """``core_s`` (Σ max(wall × threads, CPU) over the jobs, threads from ``plan["threads"]``, 1 for a job not in
+    it), ``critical_s`` (the longest chain: a run's jobs plus the rendering of the slowest experiment that waits for
+    it) and ``wall_{N}_cores_s`` = max(critical, core-seconds with the threads capped at N / N)."""
     wall = dict(zip(jobs["file"], jobs["wall_s"]))
     run_chain = [_chain_seconds(c, wall) for c in plan["runs"]]
     critical = max(run_chain, default=0.0)
     for e in plan["experiments"].values():
         longest = max((run_chain[i] for i in e["runs"]), default=0.0)
         critical = max(critical, longest + wall.get(e["own"], 0.0))
-    core_s = float(jobs["core_s"].sum())
+    threads = plan.get("threads", {})
+    held = np.array([threads.get(f, 1) for f in jobs["file"]], dtype=np.float64)
+    wall_s, cpu_s = jobs["wall_s"].to_numpy(dtype=np.float64), jobs["cpu_s"].to_numpy(dtype=np.float64)
+
+    def core_seconds(n: float) -> float:
+        return float(np.sum(np.fmax(wall_s * np.minimum(held, n), cpu_s)))
+
+    core_s = core_seconds(np.inf)
     out = {"jobs": float(len(jobs)), "core_s": core_s, "critical_s": critical}
     for n in cores:
-        out[f"wall_{n}_cores_s"] = max(critical, core_s / n)
+        out[f"wall_{n}_cores_s"] = max(critical, core_seconds(n) / n)
     return out
 
 
@@ -168,7 +178,8 @@ def render_timings(jobs_dir: str | os.PathLike, plan_path: str | os.PathLike, ou
             "<style>body{font-family:sans-serif} table{border-collapse:collapse}"
             "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}</style></head><body>"
             "<h1>Time per rule and per experiment</h1><p>From each job's benchmark file (wall and CPU seconds, peak "
-            "memory). The estimate on N cores is max(longest chain, core-seconds / N), a lower bound for a greedy "
+            "memory). The estimate on N cores is max(longest chain, core-seconds / N), each job holding the cores of "
+            "its declared threads, a lower bound for a greedy "
             "scheduler. Jobs without a benchmark file are listed as missing, not estimated.</p>"
             f"<h2>Whole run</h2>{est.to_html(index=False, border=0)}"
             f"<h2>Per rule</h2>{rules.to_html(index=False, border=0, **fmt)}"
