@@ -253,7 +253,8 @@ def test_gamma_vanishes_with_whole_neighbourhoods():
     Zx, Zy = rng.normal(size=(30, 2)), rng.normal(size=(20, 2))
     assert mutual_knn_pairs(R, "all", "all")[0].size == R.size
     assert gamma_objective(R, Zx, Zy, "all", "all") == 0
-    assert gamma_objective(R, Zx, Zy, 30, 20) == 0
+    assert gamma_objective(R, Zx, Zy, 30, 20) == 0 == brute_gamma(R, Zx, Zy, 30, 20)
+    assert gamma_objective(R, Zx, Zy, 30, 19) == brute_gamma(R, Zx, Zy, 30, 19) > 0  # one side whole: counted
     assert gamma_objective(R, Zx, Zy, "all-10", "all-10") == brute_gamma(R, Zx, Zy, 20, 10)
 
 

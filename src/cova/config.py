@@ -782,18 +782,17 @@ class Plan:
         experiments = {name: {"paper": e["paper"], "own": f"{BENCHMARK_DIR}/experiment/{e['paper']}/{name}.tsv",
                               "runs": [index[r] for r in self.experiment_runs(name)]}
                        for name, e in self.experiments.items()}
+        chains = [self.run_chain(*r) for r in runs]
         threads: dict[str, int] = {}
-        for dataset, inputs, entry in runs:
-            job = self.method_jobs[entry]
-            run = f"{dataset}/{self.inputs_ids[inputs]}/{job.method}/{job.params_id}"
-            for rule in ("embed", "score"):
-                threads[f"{BENCHMARK_DIR}/{rule}/{run}.tsv"] = int(job.resources.get("threads", 1))
+        for (dataset, inputs, entry), chain in zip(runs, chains):
+            for embed_or_score in chain[-2:]:
+                threads[embed_or_score] = int(self.method_jobs[entry].resources.get("threads", 1))
             inputs_id = self.inputs_ids[inputs]
             threads[f"{BENCHMARK_DIR}/inputs/{dataset}/{inputs_id}.tsv"] = int(
                 self.inputs_resources(inputs_id).get("threads", 1))
         for name, e in experiments.items():
             threads[e["own"]] = int(self.experiment_resources(name).get("threads", 1))
-        return {"runs": [self.run_chain(*r) for r in runs], "experiments": experiments,
+        return {"runs": chains, "experiments": experiments,
                 "threads": {f: t for f, t in sorted(threads.items()) if t > 1}}
 
     def datasets_info(self) -> list[tuple[str, str, str]]:

@@ -450,7 +450,10 @@ class _PairTest:
         self.pairs, self.k_r, self.k_c = pairs, k_r, k_c
         self.check_rows = k_c < Zy.shape[0]
         self.check_cols = k_r < Zx.shape[0]
-        self.A, self.B = Zx[pairs.rows], Zy[pairs.cols]
+        if self.check_rows or self.check_cols:
+            self.A, self.B = Zx[pairs.rows], Zy[pairs.cols]
+        else:  # whole neighbourhoods (k_r = m, k_c = n) keep every pair: Γ ≡ 0 and no pair distance is needed
+            self.A = self.B = np.empty((0, Zx.shape[1]))
         self.row_points, self.col_points = Zx[pairs.urows], Zy[pairs.ucols]
         self.tree_x = cKDTree(Zx) if self.check_cols else None
         self.tree_y = cKDTree(Zy) if self.check_rows else None
