@@ -91,10 +91,12 @@ def test_sweep_text_error_over_words_per_class(tmp_path):
            "data": str(data), "inputs_file": str(tmp_path / "digits_words.npz"), "embedding": str(tmp_path / "e.npz"),
            "scores": str(tmp_path / "s.json")}
     out = _out(tmp_path, "words")
-    coembed_sweep({"name": "w", "x": "n_words", "n_words": [2, 4], "n_folds": 3, "measures": ["text_error"],
-                   "maps": True, "runs": [run]}, out)
+    n_cols = inputs.relation.shape[1]
+    coembed_sweep({"name": "w", "x": "n_words", "n_words": [2, 4, n_cols + 1], "n_folds": 3,
+                   "measures": ["text_error"], "maps": True, "runs": [run]}, out)
     table = pd.read_csv(out["csv"])
-    assert list(table.n_words) == [2, 4]
+    assert list(table.n_words) == [2, 4]  # more words per class than the relation has: left out, and said so
+    assert f"digits has {n_cols} words" in open(out["html"]).read()
     assert table.text_error.between(0, 1).all() and (table.n_selected_words >= table.n_words).all()
     with pytest.raises(ValueError, match="one n_words"):
         coembed_sweep({"name": "w", "x": "n_components", "n_words": [2, 4], "measures": ["text_error"],

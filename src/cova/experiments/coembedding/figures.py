@@ -116,6 +116,8 @@ def coembed_maps(spec: dict[str, Any], out: dict[str, str]) -> None:
 def _text_errors(spec: dict[str, Any], run: dict[str, Any], inputs: Inputs, emb: Embedding,
                  n_words: list[int]) -> list[tuple[int, float, int]]:
     rel = inputs.relation
+    # a class cannot take more words than there are: those settings are left out for this relation
+    n_words = [w for w in n_words if w <= rel.shape[1]]
     columns = emb.extras.get("column_embedding")
     if not emb.ok or columns is None:
         return [(w, np.nan, 0) for w in n_words]
@@ -165,10 +167,13 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     load = RunLoader()
     labels = spec.get("inputs_labels", {})
     rows = []
+    too_few: dict[str, int] = {}
     for run in spec["runs"]:
         emb, scores, inputs = load.embedding(run), run_scores(run), load.run_inputs(run)
         rec = _record(run, emb, scores, labels.get(run["inputs"], run["inputs"]))
         if "text_error" in measures:
+            if max(n_words) > inputs.relation.shape[1]:
+                too_few[run["dataset"]] = inputs.relation.shape[1]
             for w, err, selected in _text_errors(spec, run, inputs, emb, n_words):
                 rows.append({**rec, "n_words": w, "n_selected_words": selected, "text_error": err})
         else:
@@ -179,7 +184,9 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     write_csv_atomic(table, out["csv"])
     if line not in table:
         raise ValueError(f"coembed_sweep: line {line!r} is neither 'group' nor a grid parameter of the runs")
-    note = findings_note(spec, claim_findings(table, x, measures, line=line))
+    left_out = "".join(f" {d} has {n} words: its settings above {n} words per class are left out."
+                       for d, n in sorted(too_few.items()))
+    note = findings_note(spec, claim_findings(table, x, measures, line=line) + left_out)
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
     maps = []
     if spec.get("maps"):
