@@ -98,6 +98,10 @@ def test_sweep_text_error_over_words_per_class(tmp_path):
     assert list(table.n_words) == [2, 4]  # more words per class than the relation has: left out, and said so
     assert f"digits has {n_cols} words" in open(out["html"]).read()
     assert table.text_error.between(0, 1).all() and (table.n_selected_words >= table.n_words).all()
+    coembed_sweep({"name": "w", "x": "n_words", "n_words": [2, n_cols], "n_folds": 3,
+                   "measures": ["text_error"], "runs": [run]}, out)
+    assert list(pd.read_csv(out["csv"]).n_words) == [2, n_cols] and "words per class are left out" not in open(
+        out["html"]).read()
     with pytest.raises(ValueError, match="one n_words"):
         coembed_sweep({"name": "w", "x": "n_components", "n_words": [2, 4], "measures": ["text_error"],
                        "runs": [run]}, out)

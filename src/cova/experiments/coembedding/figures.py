@@ -167,13 +167,12 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     load = RunLoader()
     labels = spec.get("inputs_labels", {})
     rows = []
-    too_few: dict[str, int] = {}
+    words_of: dict[str, int] = {}
     for run in spec["runs"]:
         emb, scores, inputs = load.embedding(run), run_scores(run), load.run_inputs(run)
         rec = _record(run, emb, scores, labels.get(run["inputs"], run["inputs"]))
         if "text_error" in measures:
-            if max(n_words) > inputs.relation.shape[1]:
-                too_few[run["dataset"]] = inputs.relation.shape[1]
+            words_of[run["dataset"]] = inputs.relation.shape[1]
             for w, err, selected in _text_errors(spec, run, inputs, emb, n_words):
                 rows.append({**rec, "n_words": w, "n_selected_words": selected, "text_error": err})
         else:
@@ -185,7 +184,8 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
     if line not in table:
         raise ValueError(f"coembed_sweep: line {line!r} is neither 'group' nor a grid parameter of the runs")
     left_out = "".join(f" {d} has {n} words: its settings above {n} words per class are left out."
-                       for d, n in sorted(too_few.items()))
+                       for d, n in sorted(words_of.items())
+                       if set(n_words) - set(table.loc[table["dataset"] == d, "n_words"]))
     note = findings_note(spec, claim_findings(table, x, measures, line=line) + left_out)
     write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
     maps = []
