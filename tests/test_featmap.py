@@ -16,8 +16,8 @@ from sklearn.manifold import trustworthiness
 from umap.umap_ import find_ab_params
 
 from cova.affinity.fuzzy import fuzzy_graph
+from cova.constraints import InvalidParameterError
 from cova.inputs import Inputs
-from cova.methods.constraints import InvalidParameterError
 from cova.methods.featmap import FeatMAP
 from cova.methods.registry import make_method
 from cova.objectives import anisotropic as an

@@ -21,9 +21,9 @@ from sklearn.manifold import trustworthiness
 from sklearn.neighbors import NearestNeighbors
 
 from cova.affinity.weights import gaussian_perplexity
+from cova.constraints import InvalidParameterError
 from cova.inputs import Inputs
 from cova.methods import METHODS, make_method
-from cova.methods.constraints import InvalidParameterError
 from cova.methods.library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
 from cova.methods.sklearn_baselines import PCA
 from cova.methods.tsne import TSNE

@@ -138,9 +138,9 @@ def _check_loader_params(name: str, ds: dict[str, Any], schema: dict[str, Any]) 
 
 
 def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
+    from .constraints import InvalidParameterError, explain
     from .datasets import LOADERS
     from .methods import METHODS, make_method, method_parameters
-    from .methods.constraints import InvalidParameterError, explain
 
     for name, ds in config["datasets"].items():
         if ds["loader"] not in LOADERS:

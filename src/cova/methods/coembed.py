@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constraints import POSITIVE_INT, SEED, StrOptions, StrPattern, integer, real
 from ..inputs import Inputs
 from ..objectives.coembedding import (
     coembedding_svd,
@@ -18,7 +19,6 @@ from ..objectives.coembedding import (
 )
 from ..threads import job_threads
 from .base import Embedder, relation_matrix
-from .constraints import POSITIVE_INT, SEED, StrOptions, StrPattern, integer, real
 
 #: The grids of the search: ``"paper"`` covers the paper's ranges (81 SVDs × 169 rescalings), ``"ci"`` is small.
 GRIDS: dict[str, dict[str, list[float]]] = {

@@ -14,6 +14,18 @@ from threadpoolctl import threadpool_limits
 
 from ..affinity.graphs import laplacian_eigenvectors
 from ..cohorts.relation import RelationFeatures
+from ..constraints import (
+    NON_NEGATIVE,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED_OR_NONE,
+    UNIT,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    integer,
+)
 from ..inputs import Inputs
 from ..manifolds import (
     GeneralizedStiefel,
@@ -39,18 +51,6 @@ from ..objectives import (
     resolve_repulsion_method,
 )
 from .base import DegenerateSolution, Embedder
-from .constraints import (
-    NON_NEGATIVE,
-    NON_NEGATIVE_INT,
-    POSITIVE,
-    POSITIVE_INT,
-    SEED_OR_NONE,
-    UNIT,
-    Interval,
-    RealNotInt,
-    StrOptions,
-    integer,
-)
 
 log = logging.getLogger("cova")
 

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 from ..inputs import Inputs
 from ..manifolds import CentredSphere, Euclidean, Manifold, OptimizeResult, momentum_gradient_descent
 from ..objectives.kl import kl_entropy, resolve_repulsion_method, tsne_kl_sparse
 from .base import Embedder
-from .constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 
 __all__ = ["DOSNES", "TSNEAffinity", "joint_affinity", "auto_learning_rate"]
 

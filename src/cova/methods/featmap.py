@@ -73,11 +73,11 @@ from ..affinity.tangent import (
     smooth_frames,
 )
 from ..checks import check_matrix
+from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, UNIT, Options, StrOptions, integer
 from ..inputs import Inputs
 from ..objectives.anisotropic import AnisotropicTerm, embedded_radii, original_radii, radius_correlation
 from ..objectives.umap_sgd import initial_layout, optimize_layout, rng_state_from, umap_edges
 from .base import Embedder
-from .constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, UNIT, Options, StrOptions, integer
 from .tsne import TSNE
 
 __all__ = ["FeatMAP", "frames_from_directions", "SMOOTH_TOL", "SMOOTH_PATIENCE", "SMOOTH_MAX_ITER",

@@ -32,9 +32,9 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
 from ..affinity.knn import nearest_neighbors
+from ..constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
 from ..inputs import Inputs
 from .base import Embedder
-from .constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
 
 __all__ = ["LDMGI", "ldmgi_matrix", "local_matrices"]
 

@@ -61,9 +61,9 @@ from sklearn.cluster import KMeans
 from ..affinity.graphs import fix_signs
 from ..affinity.knn import nearest_neighbors
 from ..checks import check_matrix
+from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
 from ..inputs import Inputs
 from .base import Embedder
-from .constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
 from .mvu import reconstruction_weights
 
 log = logging.getLogger("cova")

@@ -37,11 +37,11 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
 from ..affinity.weights import gaussian_perplexity, laplacian
+from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
 from ..inputs import Inputs
 from ..manifolds.optimize import riemannian_gradient_descent
 from ..manifolds.stiefel import project_tangent, retract_qr
 from .base import Embedder
-from .constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
 
 __all__ = ["MMA", "mma_objective", "smallest_eigenvectors"]
 

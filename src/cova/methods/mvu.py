@@ -30,10 +30,10 @@ import scipy.sparse.linalg as spla
 
 from ..affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvectors
 from ..affinity.knn import pair_sq_distances, query_neighbors
+from ..constraints import POSITIVE, POSITIVE_INT, SEED
 from ..inputs import Inputs
 from ..objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
 from .base import Embedder, supervised_arrays
-from .constraints import POSITIVE, POSITIVE_INT, SEED
 
 log = logging.getLogger("cova")
 

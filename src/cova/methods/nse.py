@@ -19,9 +19,9 @@ from sklearn.manifold import SpectralEmbedding
 
 from ..affinity.graphs import spectral_embedding
 from ..affinity.weights import gaussian_perplexity
+from ..constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
 from ..inputs import Inputs
 from .base import Embedder
-from .constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
 
 __all__ = ["NSE", "LaplacianEigenmaps", "nse_embedding"]
 

@@ -1,5 +1,5 @@
 """Config name -> estimator class. The parameters a config may set are the classes' ``__init__`` arguments; the
-values each accepts are declared in the class's ``_parameter_constraints`` (:mod:`cova.methods.constraints`)."""
+values each accepts are declared in the class's ``_parameter_constraints`` (:mod:`cova.constraints`)."""
 
 from __future__ import annotations
 

@@ -29,11 +29,11 @@ from sklearn.decomposition import PCA as _SkPCA
 
 from ..affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
 from ..affinity.weights import gaussian_perplexity
+from ..constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, real
 from ..inputs import Inputs
 from ..manifolds import Euclidean, momentum_gradient_descent
 from ..objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
 from .base import Embedder, check_size
-from .constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, real
 
 __all__ = [
     "SNE",
