@@ -1,26 +1,47 @@
-"""Building blocks of the estimators' ``_parameter_constraints`` tables (scikit-learn's declarative validation,
-``sklearn.utils._param_validation``), and the per-parameter check the config validation uses.
+"""The one declaration form of everything a config may set: scikit-learn's ``_parameter_constraints`` tables
+(``sklearn.utils._param_validation``), their building blocks, and the check the config validation runs on them.
 
-Each estimator lists, for every ``__init__`` argument, the constraints one of which the value must satisfy;
-``Embedder._validate_params()`` (scikit-learn's ``BaseEstimator``) checks them at the start of ``fit`` and the
-configuration check (:mod:`cova.config`) before any job runs. Numbers are typed: an int is accepted where a float
-is allowed, a string such as ``'0.1'`` or a bool is not.
+Every configurable thing declares its options beside its code in the same form:
+
+- a **method** (an estimator class) lists, for every ``__init__`` argument, the constraints one of which the value
+  must satisfy in its ``_parameter_constraints``; defaults are the ``__init__`` defaults;
+- a **loader**, an **inputs-block kind** (a weight graph, a normalisation, a confidence, a prototype recipe, ...)
+  or a **renderer** is a function decorated with :func:`declare`: the table is its ``_parameter_constraints`` and
+  the defaults are its keyword defaults; the decorator also checks every call (scikit-learn's ``validate_params``);
+- cross-field rules (e.g. "``kl_method='fft'`` needs ``n_components=2``") sit beside the table as
+  ``_option_rules`` (:data:`Rule`);
+- a choice among declared things by a ``kind`` key is a :class:`Kinds` registry.
+
+:func:`check_options` validates a config block against any of them with the same messages (``config key
+<where>.<option>: <value> is not allowed; allowed: <what>``), before any job runs. Numbers are typed: an int is
+accepted where a float is allowed, a string such as ``'0.1'`` or a bool is not.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval as _Interval
-from sklearn.utils._param_validation import InvalidParameterError, Options, RealNotInt, StrOptions
+from sklearn.utils._param_validation import (
+    InvalidParameterError,
+    Options,
+    RealNotInt,
+    StrOptions,
+    make_constraint,
+    validate_parameter_constraints,
+    validate_params,
+)
 
 __all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
            "integer", "UNIT",
            "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT", "SEED", "SEED_OR_NONE", "MAX_SAMPLES",
-           "explain"]
+           "explain", "Block", "ListOf", "Kinds", "Rule", "OptionError", "declare", "parameter_constraints",
+           "option_defaults", "check_options", "REQUIRED", "describe"]
 
 Closed = Literal["left", "right", "both", "neither"]
 
@@ -92,3 +113,176 @@ def explain(error: InvalidParameterError) -> tuple[str, str]:
     if match is None:
         raise ValueError(f"not a parameter-constraint error: {error}") from error
     return match.group("name"), match.group("allowed")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The declaration form of loaders, inputs-block kinds and renderers, and the one check of a config block
+# ----------------------------------------------------------------------------------------------------------------
+#: A cross-field rule: ``rule(options, context)`` returns ``(option, what is wrong)`` or ``None``. ``options`` are the
+#: block's values with the defaults filled in; ``context`` is what the caller knows beyond the block (e.g. an
+#: experiment's runs), empty when it knows nothing.
+Rule = Callable[[Mapping[str, Any], Mapping[str, Any]], "tuple[str, str] | None"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+#: The default of an option that has none: the config must set it.
+REQUIRED: Any = _Required()
+
+
+class Block(Options):
+    """A nested mapping of options, validated against a declaration (a declared function or class, or a
+    :class:`Kinds` registry) by :func:`check_options`, which names the nested key of a bad value. scikit-learn
+    accepts only its own constraint classes, so this is an ``Options`` whose test is "a mapping"."""
+
+    def __init__(self, declaration: Any, description: str = "a mapping of options"):
+        super().__init__(Mapping, set())
+        self.declaration = declaration
+        self.description = description
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return isinstance(val, Mapping)
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class ListOf(Options):
+    """A list (of at least ``min_items`` items) each of whose items satisfies one of ``constraints``."""
+
+    def __init__(self, constraints: Sequence[Any], min_items: int = 1, description: str | None = None):
+        super().__init__(list, set())
+        self.items = [make_constraint(c) for c in constraints]
+        self.min_items = min_items
+        self.description = description
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return (isinstance(val, (list, tuple)) and len(val) >= self.min_items
+                and all(any(c.is_satisfied_by(v) for c in self.items) for v in val))
+
+    def __str__(self) -> str:
+        if self.description:
+            return self.description
+        return f"a list of at least {self.min_items} of {' or '.join(str(c) for c in self.items)}"
+
+
+class Kinds(Mapping[str, Any]):
+    """A registry of declared things chosen by a ``kind`` key (``{kind: name, **options}``): name -> the declared
+    function (or class). ``what`` names the block in messages ("weights kind", "prototypes kind")."""
+
+    def __init__(self, what: str, kinds: Mapping[str, Any], key: str = "kind"):
+        self.what = what
+        self.key = key
+        self._kinds = dict(kinds)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._kinds[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+
+def declare(constraints: Mapping[str, list[Any]], *, rules: Sequence[Rule] = (), check_calls: bool = True
+            ) -> Callable[[F], F]:
+    """Declare a function's options: ``constraints`` is its ``_parameter_constraints`` table (one list of allowed
+    constraints per keyword), the defaults are its keyword defaults, ``rules`` its cross-field :data:`Rule` s. With
+    ``check_calls`` every call is checked against the table too (scikit-learn's ``validate_params``), so a value is
+    declared once and checked both before any job runs and where it is used."""
+
+    def decorator(func: F) -> F:
+        wrapped = validate_params(dict(constraints), prefer_skip_nested_validation=True)(func) if check_calls \
+            else func
+        wrapped._parameter_constraints = dict(constraints)  # type: ignore[attr-defined]
+        wrapped._option_rules = tuple(rules)  # type: ignore[attr-defined]
+        return wrapped  # type: ignore[return-value]
+
+    return decorator
+
+
+def parameter_constraints(obj: Any) -> dict[str, list[Any]]:
+    """The declared table of a method class or a declared function (``{}`` when it declares nothing)."""
+    return dict(getattr(obj, "_parameter_constraints", {}))
+
+
+def option_defaults(obj: Any) -> dict[str, Any]:
+    """Option -> default of a declared class (its ``__init__``) or function; :data:`REQUIRED` where there is
+    none."""
+    signature = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
+    out = {}
+    for name in parameter_constraints(obj):
+        param = signature.parameters.get(name)
+        out[name] = REQUIRED if param is None or param.default is inspect.Parameter.empty else param.default
+    return out
+
+
+class OptionError(ValueError):
+    """A config value its declaration refuses; the message names the key, the value and what is allowed."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"config key {key}: {message}")
+        self.key = key
+
+
+def describe(constraints: Sequence[Any]) -> str:
+    """What ``constraints`` allow, in scikit-learn's words (``"a float in the range [0.0, 1.0] or None"``)."""
+    parts = [str(make_constraint(c)) for c in constraints]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} or {parts[-1]}"
+
+
+def check_options(declaration: Any, values: Any, where: str, what: str = "",
+                  context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Check the config block ``values`` at config key ``where`` against ``declaration`` (a declared function or
+    class, or a :class:`Kinds` registry) and return it with the declared defaults filled in (nested blocks too).
+
+    ``what`` names the declared thing in messages (``"loader 'sinusoid'"``); a :class:`Kinds` registry names the
+    chosen kind itself. Raises :class:`OptionError` for an unknown option, a value its constraints refuse (nested
+    blocks name the nested key), a missing required option or a broken cross-field rule.
+    """
+    if isinstance(declaration, Kinds):
+        if not isinstance(values, Mapping):
+            raise OptionError(where, f"{values!r} is not allowed; allowed: a mapping with {declaration.key!r} "
+                                     f"(one of {sorted(declaration)}) and that kind's options")
+        kind = values.get(declaration.key, REQUIRED)
+        if kind is REQUIRED:
+            raise OptionError(f"{where}.{declaration.key}", f"required; allowed values: {sorted(declaration)}")
+        if not isinstance(kind, str) or kind not in declaration:
+            raise OptionError(f"{where}.{declaration.key}",
+                              f"{kind!r} is not allowed; allowed values: {sorted(declaration)}")
+        rest = {k: v for k, v in values.items() if k != declaration.key}
+        checked = check_options(declaration[kind], rest, where, f"{declaration.what} {kind!r}", context)
+        return {declaration.key: kind, **checked}
+    if not isinstance(values, Mapping):
+        raise OptionError(where, f"{values!r} is not allowed; allowed: a mapping of the options of {what}")
+    table = parameter_constraints(declaration)
+    defaults = option_defaults(declaration)
+    unknown = sorted(str(k) for k in set(values) - set(table))
+    if unknown:
+        raise OptionError(where, f"unknown parameters {unknown}; allowed for {what}: {sorted(table)}")
+    out = dict(defaults)
+    for name, value in values.items():
+        key = f"{where}.{name}"
+        try:
+            validate_parameter_constraints({name: table[name]}, {name: value}, caller_name="config")
+        except InvalidParameterError:
+            raise OptionError(key, f"{value!r} is not allowed; allowed: {describe(table[name])}") from None
+        block = next((c for c in table[name] if isinstance(c, Block)), None)
+        if block is not None and isinstance(value, Mapping):
+            value = check_options(block.declaration, value, key, f"{what}'s {name}", context)
+        out[name] = value
+    missing = [name for name, value in out.items() if value is REQUIRED]
+    if missing:
+        raise OptionError(f"{where}.{missing[0]}", f"required by {what}; allowed: {describe(table[missing[0]])}")
+    for rule in getattr(declaration, "_option_rules", ()):
+        broken = rule(out, context or {})
+        if broken is not None:
+            name, reason = broken
+            raise OptionError(f"{where}.{name}", f"{out.get(name)!r} is not allowed: {reason}")
+    return out
