@@ -1,0 +1,245 @@
+"""The configuration check run before any job: the JSON schema (structure, names), then every declared option
+(methods, loaders, inputs blocks, renderers: :mod:`cova.constraints`) and the cross-references between sections.
+Every refusal is a :class:`~.files.ConfigError` naming the key, the value and what is allowed."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .files import ConfigError, _describe, _key, _StrictIntegers, load_schema, read_config_file, resolve_overlay
+from .plan import _local_file, expand_grid
+
+
+def check_config_file(path: str | Path, base_dir: str | Path | None = None) -> dict[str, Any]:
+    """Read ``path`` (:func:`read_config_file`), resolve it if it is an overlay (its base looked up in
+    ``base_dir``, by default the project root) and validate it (:func:`validate_config`). Returns the full
+    configuration; raises :class:`ConfigError` naming the file, line, or key."""
+    config = resolve_overlay(read_config_file(path), base_dir)
+    validate_config(config)
+    return config
+
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path | None = None) -> None:
+    """Validate ``config`` against the JSON schema, then the cross-references between its sections.
+
+    Raises :class:`ConfigError` whose message names the offending key and the allowed values. An overlay is
+    validated as the full configuration it stands for (:func:`resolve_overlay`, base looked up in the project root).
+    """
+    config = resolve_overlay(config)
+    schema = load_schema(schema_path)
+    validator = _StrictIntegers(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        raise ConfigError(_describe(best))
+    _check_references(config, schema)
+
+
+def _check_loader_params(name: str, ds: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Validate a dataset's ``params`` against its loader's schema (``$defs/loader_params``): types and ranges."""
+    params_schema = schema["$defs"].get("loader_params", {}).get("properties", {}).get(ds["loader"])
+    if params_schema is None:
+        return
+    validator = _StrictIntegers({**params_schema, "$defs": schema["$defs"]})
+    errors = list(validator.iter_errors(ds.get("params", {})))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        where = _key(("datasets", name, "params", *best.absolute_path))
+        message = _describe(best).split(": ", 1)[1]
+        raise ConfigError(f"config key {where}: {message} (loader {ds['loader']!r})")
+
+
+def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
+    from ..constraints import InvalidParameterError, explain
+    from ..datasets import LOADERS
+    from ..methods import METHODS, make_method, method_parameters
+
+    for name, ds in config["datasets"].items():
+        if ds["loader"] not in LOADERS:
+            raise ConfigError(f"config key datasets.{name}.loader: {ds['loader']!r} is not allowed; "
+                              f"allowed values: {sorted(LOADERS)}")
+        allowed = set(inspect.signature(LOADERS[ds["loader"]]).parameters) - {"raw_dir"}
+        unknown = sorted(set(ds.get("params", {})) - allowed)
+        if unknown:
+            raise ConfigError(f"config key datasets.{name}.params: unknown parameters {unknown}; "
+                              f"allowed for loader {ds['loader']!r}: {sorted(allowed)}")
+        _check_loader_params(name, ds, schema)
+        if "source" in ds and ds["loader"] != "generic":
+            raise ConfigError(f"config key datasets.{name}.source: only the 'generic' loader takes a source; "
+                              f"loader {ds['loader']!r} knows its own")
+        if "fallback" in ds:
+            if ds["fallback"] == name or ds["fallback"] not in config["datasets"]:
+                raise ConfigError(f"config key datasets.{name}.fallback: {ds['fallback']!r} must name another "
+                                  f"defined dataset; defined: {sorted(config['datasets'])}")
+            if not _local_file(ds):
+                raise ConfigError(f"config key datasets.{name}.fallback: only a dataset read from a local file "
+                                  f"(params.features or params.path) can fall back")
+        if ds["loader"] == "generic" and "source" not in ds and "path" not in ds.get("params", {}):
+            raise ConfigError(f"config key datasets.{name}: the generic loader needs params.path (a local file) "
+                              f"or source: {{url, sha256}}")
+    for name, m in config["methods"].items():
+        if m["method"] not in METHODS:
+            raise ConfigError(f"config key methods.{name}.method: {m['method']!r} is not allowed; "
+                              f"allowed values: {sorted(METHODS)}")
+        allowed = method_parameters(m["method"])
+        for key in ("params", "grid"):
+            unknown = sorted(set(m.get(key, {})) - set(allowed))
+            if unknown:
+                raise ConfigError(f"config key methods.{name}.{key}: unknown parameters {unknown}; "
+                                  f"allowed for method {m['method']!r}: {allowed}")
+        for _, params, chosen in expand_grid(name, m):
+            try:
+                make_method(m["method"], params)._validate_params()
+            except InvalidParameterError as err:
+                param, allowed_values = explain(err)
+                key = "grid" if param in chosen else "params"
+                raise ConfigError(f"config key methods.{name}.{key}.{param}: {params[param]!r} is not allowed; "
+                                  f"allowed: {allowed_values}") from None
+    experiments = config.get("paper", {}).get("experiments", {})
+    blocks = [("runs", config["runs"])] + [(f"paper.experiments.{n}.runs", e["runs"]) for n, e in experiments.items()]
+    for where, runs in blocks:
+        for i, run in enumerate(runs):
+            _ref(config, "datasets", run["dataset"], f"{where}[{i}].dataset")
+            _ref(config, "inputs", run["inputs"], f"{where}[{i}].inputs")
+            for j, m in enumerate(run["methods"]):
+                _ref(config, "methods", m, f"{where}[{i}].methods[{j}]")
+            _check_required_inputs(config, run, f"{where}[{i}]")
+            _check_cohort_count(config, run, f"{where}[{i}]")
+    for name, e in experiments.items():
+        for axis in {"sweep": ("x",), "reference_sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
+            if axis not in e:
+                raise ConfigError(f"config key paper.experiments.{name}.{axis}: required by renderer "
+                                  f"{e['renderer']!r} (the swept parameter)")
+        if e.get("examples"):
+            chosen = [c for run in e["runs"] for entry in run["methods"]
+                      for _, _, c in expand_grid(entry, config["methods"][entry])]
+            if not any(all(c.get(k) == v for k, v in e["examples"].items()) for c in chosen):
+                raise ConfigError(f"config key paper.experiments.{name}.examples: {e['examples']!r} matches no "
+                                  f"run's grid values; allowed: the grid values of the experiment's method entries")
+        if e["renderer"] in ("link_graphs", "link_panels"):
+            from ..metrics.cohort_graphs import REFERENCE_GRAPHS
+
+            if e.get("reference", REFERENCE_GRAPHS[0]) not in REFERENCE_GRAPHS:
+                raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not a "
+                                  f"reference cohort graph; allowed values: {list(REFERENCE_GRAPHS)}")
+        elif "reference" in e:
+            from ..experiments.reference import REFERENCE
+
+            if e["reference"] not in REFERENCE:
+                raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
+                                  f"allowed; allowed values: {sorted(REFERENCE)}")
+        if e.get("measure_space", "inputs") == "ground_truth":
+            from ..datasets import GROUND_TRUTH_LOADERS
+
+            if e["renderer"] != "nerv_panels":
+                raise ConfigError(f"config key paper.experiments.{name}.measure_space: 'ground_truth' is read by "
+                                  f"renderer 'nerv_panels' only, not {e['renderer']!r}")
+            for i, run in enumerate(e["runs"]):
+                loader = config["datasets"][run["dataset"]]["loader"]
+                if loader not in GROUND_TRUTH_LOADERS:
+                    raise ConfigError(f"config key paper.experiments.{name}.runs[{i}].dataset: {run['dataset']!r} "
+                                      f"(loader {loader!r}) has no ground-truth coordinates, which measure_space: "
+                                      f"ground_truth needs; allowed loaders: {list(GROUND_TRUTH_LOADERS)}")
+    fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
+    if fig1:
+        _ref(config, "datasets", fig1["dataset"], "paper.cova.fig1.dataset")
+        _ref(config, "inputs", fig1["inputs"], "paper.cova.fig1.inputs")
+        for role, method in (("cova", "cova_e1"), ("tsne", "tsne")):
+            _ref(config, "methods", fig1[role], f"paper.cova.fig1.{role}")
+            if config["methods"][fig1[role]]["method"] != method:
+                raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
+                                  f"method entry")
+
+
+def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run whose inputs block does not provide what one of its methods requires
+    (:meth:`cova.methods.Embedder.requires` against :func:`cova.inputs.provided_inputs`)."""
+    from ..inputs import provided_inputs
+    from ..methods import METHODS, split_capable
+
+    try:
+        block = {k: v for k, v in config["inputs"][run["inputs"]].items() if k != "resources"}
+        provided = provided_inputs(block)
+    except ValueError as err:
+        raise ConfigError(f"config key inputs.{run['inputs']}: {err}") from None
+    for entry in run["methods"]:
+        m = config["methods"][entry]
+        cls = METHODS[m["method"]]
+        if "split" in block and not cls.semi_supervised and not callable(getattr(cls, "transform", None)):
+            raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) has no transform for the "
+                              f"test rows of inputs block {run['inputs']!r}'s split and does not take unlabelled "
+                              f"samples; use {split_capable()}, or inputs without a split")
+        for _, params, _ in expand_grid(entry, m):
+            missing = [name for name in cls(**params).requires() if name not in provided]
+            if missing:
+                raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) needs "
+                                  f"{', '.join(missing)}, which inputs block {run['inputs']!r} does not provide "
+                                  f"(it provides {', '.join(sorted(provided))})")
+
+
+#: Loader -> the parameters whose product is its number of cohorts (a loader's default when not set); loaders not
+#: listed read their classes from a file. ``random_matrix`` has one cohort by design (no parameters).
+COHORT_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "sinusoid": ("n_cohorts",), "swiss_roll": ("n_cohorts",), "cylinder1": ("n_sectors",),
+    "cylinder2": ("n_sectors", "n_bands"), "s_curve": ("n_t_bins", "n_h_bins"), "sphere": ("n_lon_bins", "n_lat_bins"),
+    "places_shaped": ("n_classes",), "places2": ("n_classes",), "random_matrix": (),
+}
+
+
+def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
+    """(number of cohorts, how it follows from the params) of a dataset entry whose loader fixes it
+    (:data:`COHORT_PARAMETERS`; ``places2`` only with ``n_classes`` set), else ``None``."""
+    from ..datasets import LOADERS
+
+    if ds["loader"] not in COHORT_PARAMETERS:
+        return None
+    defaults = {k: p.default for k, p in inspect.signature(LOADERS[ds["loader"]]).parameters.items()}
+    values = {k: ds.get("params", {}).get(k, defaults[k]) for k in COHORT_PARAMETERS[ds["loader"]]}
+    if None in values.values():
+        return None
+    how = ", ".join(f"{k}={v}" for k, v in values.items()) or "one cohort by design"
+    return int(math.prod(values.values())), f"loader {ds['loader']!r}: {how}"
+
+
+def _check_cohort_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run that arranges cohorts (an inputs block building R or prototypes, or a method requiring labels,
+    R or prototypes) on a dataset known to have fewer than 2 cohorts (:func:`cova.inputs.require_cohorts`)."""
+    from ..inputs import COHORT_INPUTS, require_cohorts
+    from ..methods import METHODS
+
+    block = config["inputs"][run["inputs"]]
+    known = known_cohort_count(config["datasets"][run["dataset"]])
+    subset = block.get("subset", {}).get("n_classes")
+    if known is not None and subset is not None and subset > known[0]:
+        raise ConfigError(f"config key {where}: inputs block {run['inputs']!r} keeps subset.n_classes={subset} "
+                          f"classes, but dataset {run['dataset']!r} has {known[0]} ({known[1]})")
+    if block.get("cohorts", {}).get("kind") == "spectral" or known is None or known[0] >= 2:
+        return
+    who = []
+    if {"confidence", "prototypes"} & set(block) or not {"graph", "relation"} & set(block):
+        who.append(f"inputs block {run['inputs']!r} (cohort confidences R, prototypes)")
+    for entry in run["methods"]:
+        m = config["methods"][entry]
+        if any(COHORT_INPUTS & set(METHODS[m["method"]](**params).requires()) for _, params, _ in expand_grid(entry, m)):
+            who.append(f"method entry {entry!r} ({m['method']})")
+    if who:
+        try:
+            require_cohorts(known[0], " and ".join(who))
+        except ValueError as err:
+            raise ConfigError(f"config key {where}: dataset {run['dataset']!r} has {known[0]} cohort "
+                              f"({known[1]}); {err}") from None
+
+
+
+
+def _ref(config: dict[str, Any], section: str, name: str, where: str) -> None:
+    if name not in config[section]:
+        raise ConfigError(f"config key {where}: {name!r} is not defined in {section}; "
+                          f"defined: {sorted(config[section])}")
+
