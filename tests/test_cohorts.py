@@ -276,9 +276,9 @@ def test_confidence_matrix_errors():
     y = random_labels(20, 3, 38)
     X = rng.normal(size=(20, 2))
     W = random_W(20, 0.5, seed=39)
-    with pytest.raises(ValueError, match=r"kind must be one of \['eq10', 'eq11', 'eq12'\]"):
+    with pytest.raises(ValueError, match=r"'kind' parameter of confidence_matrix must be a str among \{'eq10', 'eq11', 'eq12'\}"):
         confidence_matrix(y, kind="eq13", X=X, W=W)
-    with pytest.raises(ValueError, match=r"source must be one of \['eq9', 'eq10'\]"):
+    with pytest.raises(ValueError, match=r"'source' parameter of confidence_matrix must be a str among \{'eq10', 'eq9'\}"):
         confidence_matrix(y, kind="eq12", source="eq8", X=X, W=W)
     with pytest.raises(ValueError, match="W is required"):
         confidence_matrix(y, kind="eq11", X=X)
@@ -550,10 +550,8 @@ def test_make_prototypes_dispatch():
     Dm = np.sqrt(((mu[:, None] - mu[None]) ** 2).sum(-1))
     Dp = np.sqrt(((outs["mds"][:, None] - outs["mds"][None]) ** 2).sum(-1))
     np.testing.assert_allclose(Dp / Dp.max(), Dm / Dm.max(), atol=1e-10)
-    with pytest.raises(
-        ValueError,
-        match=r"prototype kind must be one of \['means', 'mds', 'tsne', 'ring', 'given', 'sne', 'laplacian', 'loe', 'spe'\]",
-    ):
+    with pytest.raises(ValueError, match=r"'kind' parameter of make_prototypes must be a str among \{'given', "
+                                         r"'laplacian', 'loe', 'mds', 'means', 'ring', 'sne', 'spe', 'tsne'\}"):
         make_prototypes("kma", X=X, labels=y)
     with pytest.raises(ValueError, match="given"):
         make_prototypes("given", labels=y, given=np.zeros((c + 1, 2)))

@@ -27,11 +27,11 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval as _Interval
+from sklearn.utils._param_validation import StrOptions as _StrOptions
 from sklearn.utils._param_validation import (
     InvalidParameterError,
     Options,
     RealNotInt,
-    StrOptions,
     make_constraint,
     validate_parameter_constraints,
     validate_params,
@@ -40,7 +40,7 @@ from sklearn.utils._param_validation import (
 __all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
            "integer", "UNIT",
            "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT", "SEED", "SEED_OR_NONE", "MAX_SAMPLES",
-           "explain", "Block", "ListOf", "Kinds", "Rule", "OptionError", "declare", "parameter_constraints",
+           "explain", "Block", "ListOf", "Declaration", "Kinds", "Rule", "OptionError", "declare", "parameter_constraints",
            "option_defaults", "check_options", "REQUIRED", "describe"]
 
 Closed = Literal["left", "right", "both", "neither"]
@@ -52,6 +52,14 @@ class Interval(_Interval):
 
     def is_satisfied_by(self, val: Any) -> bool:
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+class StrOptions(_StrOptions):
+    """scikit-learn's ``StrOptions`` whose description lists the options sorted (a set's order changes from run to
+    run, and so would every message that names them)."""
+
+    def __str__(self) -> str:
+        return f"a str among {{{', '.join(repr(o) for o in sorted(self.options))}}}"
 
 
 class StrPattern(StrOptions):
@@ -162,6 +170,8 @@ class ListOf(Options):
         self.description = description
 
     def is_satisfied_by(self, val: Any) -> bool:
+        if isinstance(val, np.ndarray):
+            val = val.tolist()
         return (isinstance(val, (list, tuple)) and len(val) >= self.min_items
                 and all(any(c.is_satisfied_by(v) for c in self.items) for v in val))
 
@@ -171,14 +181,36 @@ class ListOf(Options):
         return f"a list of at least {self.min_items} of {' or '.join(str(c) for c in self.items)}"
 
 
+class Declaration:
+    """The declaration of a config block that is not one function's keywords (e.g. an inputs block's ``split``, or
+    an option that a builder reads beside a declared function's): the same table, defaults (:data:`REQUIRED` where
+    there is none) and rules, given explicitly. Compose it from declared functions with :func:`parameter_constraints`
+    and :func:`option_defaults` rather than restating their options."""
+
+    def __init__(self, constraints: Mapping[str, list[Any]], defaults: Mapping[str, Any] | None = None,
+                 rules: Sequence[Rule] = ()):
+        self._parameter_constraints = dict(constraints)
+        self.defaults = {name: (defaults or {}).get(name, REQUIRED) for name in constraints}
+        self._option_rules = tuple(rules)
+
+    def __repr__(self) -> str:
+        return f"Declaration({sorted(self._parameter_constraints)})"
+
+
 class Kinds(Mapping[str, Any]):
     """A registry of declared things chosen by a ``kind`` key (``{kind: name, **options}``): name -> the declared
-    function (or class). ``what`` names the block in messages ("weights kind", "prototypes kind")."""
+    function, class or :class:`Declaration`. ``what`` names the block in messages ("weights kind"); ``common``
+    declares the options every kind takes besides its own (e.g. a weight graph's ``normalize``)."""
 
-    def __init__(self, what: str, kinds: Mapping[str, Any], key: str = "kind"):
+    def __init__(self, what: str, kinds: Mapping[str, Any], key: str = "kind", common: Declaration | None = None):
         self.what = what
         self.key = key
+        self.common = common
         self._kinds = dict(kinds)
+
+    def register(self, name: str, declaration: Any) -> None:
+        """Add kind ``name`` (for a kind whose options refer to the registry itself, e.g. nested features)."""
+        self._kinds[name] = declaration
 
     def __getitem__(self, name: str) -> Any:
         return self._kinds[name]
@@ -215,6 +247,8 @@ def parameter_constraints(obj: Any) -> dict[str, list[Any]]:
 def option_defaults(obj: Any) -> dict[str, Any]:
     """Option -> default of a declared class (its ``__init__``) or function; :data:`REQUIRED` where there is
     none."""
+    if isinstance(obj, Declaration):
+        return dict(obj.defaults)
     signature = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
     out = {}
     for name in parameter_constraints(obj):
@@ -257,8 +291,19 @@ def check_options(declaration: Any, values: Any, where: str, what: str = "",
             raise OptionError(f"{where}.{declaration.key}",
                               f"{kind!r} is not allowed; allowed values: {sorted(declaration)}")
         rest = {k: v for k, v in values.items() if k != declaration.key}
-        checked = check_options(declaration[kind], rest, where, f"{declaration.what} {kind!r}", context)
-        return {declaration.key: kind, **checked}
+        what = f"{declaration.what} {kind!r}"
+        if declaration.common is None:
+            return {declaration.key: kind, **check_options(declaration[kind], rest, where, what, context)}
+        shared = parameter_constraints(declaration.common)
+        allowed = set(parameter_constraints(declaration[kind])) | set(shared)
+        unknown = sorted(str(k) for k in set(rest) - allowed)
+        if unknown:
+            raise OptionError(where, f"unknown parameters {unknown}; allowed for {what}: {sorted(allowed)}")
+        own = check_options(declaration[kind], {k: v for k, v in rest.items() if k not in shared}, where, what,
+                            context)
+        common = check_options(declaration.common, {k: v for k, v in rest.items() if k in shared}, where, what,
+                               context)
+        return {declaration.key: kind, **own, **common}
     if not isinstance(values, Mapping):
         raise OptionError(where, f"{values!r} is not allowed; allowed: a mapping of the options of {what}")
     table = parameter_constraints(declaration)

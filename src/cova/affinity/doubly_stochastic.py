@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cova.affinity.weights import symmetrize_normalize
+from cova.constraints import POSITIVE, POSITIVE_INT, Declaration, Kinds, StrOptions
 
 __all__ = [
     "DENSE_LIMIT",
@@ -41,6 +42,13 @@ DENSE_LIMIT = 4096
 
 #: The ``normalize.kind`` values of an inputs block.
 NORMALIZE_KINDS: tuple[str, ...] = ("sum", "doubly_stochastic", "random_walk")
+_SINKHORN = {"tol": POSITIVE, "max_iter": POSITIVE_INT, "on_failure": [StrOptions({"raise", "warn"})]}
+_SINKHORN_DEFAULTS = {"tol": 1e-12, "max_iter": 1000, "on_failure": "raise"}
+NORMALIZATIONS = Kinds("normalize kind", {
+    "sum": Declaration({}),
+    "doubly_stochastic": Declaration(_SINKHORN, _SINKHORN_DEFAULTS),
+    "random_walk": Declaration({"rebalance": ["boolean"], **_SINKHORN}, {"rebalance": False, **_SINKHORN_DEFAULTS}),
+})
 
 
 class SinkhornWarning(RuntimeWarning):

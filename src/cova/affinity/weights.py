@@ -14,14 +14,14 @@ with l. No l×l dense array is ever formed, and there is no Python loop over sam
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from cova.affinity.knn import _check_X, nearest_neighbors, pair_sq_distances
+from cova.affinity.knn import METHODS, _check_X, nearest_neighbors, pair_sq_distances
 from cova.affinity.perplexity import conditional_probabilities
+from cova.constraints import POSITIVE, POSITIVE_INT, Declaration, Kinds, StrOptions, declare, real
 
 __all__ = [
     "KINDS",
@@ -181,6 +181,19 @@ def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
 # ----------------------------------------------------------------------------------------------------------------
 # the three W variants
 # ----------------------------------------------------------------------------------------------------------------
+#: The kNN search of every weight graph (:func:`cova.affinity.knn.nearest_neighbors`).
+_SEARCH = {"method": [StrOptions(set(METHODS))]}
+
+
+def _perplexity_below_neighbours(options: Any, context: Any) -> tuple[str, str] | None:
+    k = options["n_neighbors"]
+    if k is not None and not options["perplexity"] < k:
+        return "perplexity", f"the perplexity must be below n_neighbors = {k} (the calibration's candidate set)"
+    return None
+
+
+@declare({"perplexity": POSITIVE, "n_neighbors": [*POSITIVE_INT, None], **_SEARCH},
+         rules=[_perplexity_below_neighbours])
 def gaussian_perplexity(
     X: np.ndarray,
     perplexity: float = 30.0,
@@ -214,6 +227,7 @@ def gaussian_perplexity(
     return _finalize(W)
 
 
+@declare({"n_neighbors": POSITIVE_INT, **_SEARCH})
 def euclidean_max(
     X: np.ndarray,
     n_neighbors: int = 50,
@@ -239,6 +253,7 @@ def euclidean_max(
     return symmetrize_normalize(_or_mask(_knn_matrix(ind, S, l)))
 
 
+@declare({"n_neighbors": POSITIVE_INT, **_SEARCH})
 def cosine_knn(
     X: np.ndarray,
     n_neighbors: int = 10,
@@ -272,22 +287,24 @@ def cosine_knn_similarity(X: np.ndarray, n_neighbors: int = 10, *, method: str =
     return S
 
 
-KINDS: dict[str, Callable[..., sp.csr_matrix]] = {
+#: The weight graphs W by kind (each function declares its options) and the option every kind takes in
+#: :func:`build_weights`: ``shrink`` (Eq. 3, :func:`supervised_shrink`).
+KINDS = Kinds("weights kind", {
     "gaussian_perplexity": gaussian_perplexity,
     "euclidean_max": euclidean_max,
     "cosine_knn": cosine_knn,
-}
+}, common=Declaration({"shrink": [real(0.0, 1.0, closed="right"), None]}, defaults={"shrink": None}))
 
 
-def build_weights(X: np.ndarray, kind: str, *, labels: np.ndarray | None = None, **params: Any) -> sp.csr_matrix:
+def build_weights(X: np.ndarray, kind: str, *, labels: np.ndarray | None = None, shrink: float | None = None,
+                  **params: Any) -> sp.csr_matrix:
     """Build W of the given ``kind`` (one of :data:`KINDS`) with its keyword ``params``.
 
-    An optional ``shrink=λ`` parameter (not ``None``) then applies Eq. 3 via :func:`supervised_shrink`, which needs
-    ``labels``. Unknown kinds raise ``ValueError``; unknown parameters raise ``TypeError`` from the builder.
+    ``shrink=λ`` (not ``None``) then applies Eq. 3 via :func:`supervised_shrink`, which needs ``labels``. Unknown
+    kinds raise ``ValueError``; a kind's function checks its own parameters.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown W kind {kind!r}; allowed: {', '.join(KINDS)}")
-    shrink = params.pop("shrink", None)
     if shrink is not None and labels is None:
         raise ValueError("shrink (Eq. 3) needs the cohort labels: pass labels=...")
     W = KINDS[kind](X, **params)

@@ -22,6 +22,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import ndtr
 
 from ..checks import check_graph, check_labels, check_matrix
+from ..constraints import UNIT, StrOptions, declare
 
 __all__ = [
     "label_matrix",
@@ -241,6 +242,8 @@ def probability_confidence(
     return R
 
 
+@declare({"kind": [StrOptions(set(CONFIDENCE_KINDS))], "source": [StrOptions(set(CONFIDENCE_SOURCES))],
+          "lambda_p": UNIT, "density": [StrOptions(set(DENSITIES))]})
 def confidence_matrix(
     labels: ArrayLike,
     *,
@@ -264,12 +267,6 @@ def confidence_matrix(
     sample must end with a positive own-cohort entry (otherwise a ValueError explains why, e.g. Eq. 11 with
     lambda_p = 0 and a sample without within-cohort neighbours in W).
     """
-    if kind not in CONFIDENCE_KINDS:
-        raise ValueError(f"kind must be one of {list(CONFIDENCE_KINDS)}, got {kind!r}")
-    if source not in CONFIDENCE_SOURCES:
-        raise ValueError(f"source must be one of {list(CONFIDENCE_SOURCES)}, got {source!r}")
-    if density not in DENSITIES:
-        raise ValueError(f"density must be one of {list(DENSITIES)}, got {density!r}")
     y, c = _check_labels(labels, n_cohorts)
 
     if kind == "eq10":

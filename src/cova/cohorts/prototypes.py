@@ -11,6 +11,7 @@ coordinates; :func:`make_prototypes` applies the convention.
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Real
 from typing import Literal
 
 import numpy as np
@@ -18,11 +19,12 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..affinity.graphs import spectral_embedding
+from ..constraints import POSITIVE, POSITIVE_INT, UNIT, ListOf, StrOptions, declare
 from ..manifolds import Euclidean, momentum_gradient_descent
 from ..objectives.kl import joint_kl_small
 from ..objectives.semidefinite import gram_embedding
 from .confidence import _check_labels, _check_X, _cohort_means
-from .proximity import _check_square, cohort_proximity, gaussian_similarity
+from .proximity import MATRIX_KINDS, PROXIMITY_KINDS, _check_square, cohort_proximity, gaussian_similarity
 
 __all__ = [
     "normalize_prototypes",
@@ -453,6 +455,11 @@ def randomize_prototypes(P: ArrayLike, fraction: float, random_state: int = 0) -
     return P
 
 
+@declare({"kind": [StrOptions(set(PROTOTYPE_KINDS))], "proximity": [StrOptions(set(PROXIMITY_KINDS))],
+          "rho": POSITIVE, "given": [ListOf([ListOf([Real], min_items=2)], description="a list of rows [x, y], one per "
+                                                                                          "cohort"), None],
+          "matrix": [ListOf([ListOf([Real])], description="a c × c list of rows"), None],
+          "matrix_kind": [StrOptions(set(MATRIX_KINDS))], "graph_neighbors": POSITIVE_INT, "random_fraction": UNIT})
 def make_prototypes(
     kind: Literal["means", "mds", "tsne", "ring", "given", "sne", "laplacian", "loe", "spe"],
     *,
@@ -496,8 +503,6 @@ def make_prototypes(
     ``random_fraction`` > 0 then replaces that fraction of the rows by random points (:func:`randomize_prototypes`,
     COVA Fig. 4), seeded by ``random_state``.
     """
-    if kind not in PROTOTYPE_KINDS:
-        raise ValueError(f"prototype kind must be one of {list(PROTOTYPE_KINDS)}, got {kind!r}")
     if random_fraction:
         P = make_prototypes(kind, X=X, W=W, labels=labels, n_cohorts=n_cohorts, proximity=proximity, rho=rho,
                             random_state=random_state, given=given, tsne_learning_rate=tsne_learning_rate,
