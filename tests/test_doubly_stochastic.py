@@ -19,7 +19,7 @@ from cova.affinity import (
 )
 from cova.affinity import doubly_stochastic as ds_module
 from cova.datasets import Dataset
-from cova.inputs import Inputs, _largest_component, build_inputs, provided_inputs
+from cova.inputs import Inputs, build_inputs, largest_component, provided_inputs
 
 
 def random_symmetric(n: int, density: float, seed: int, heavy: bool = False) -> sp.csr_matrix:
@@ -272,7 +272,7 @@ def test_graph_block_largest_component_slices_names_and_features():
     inputs = build_inputs(ds, spec)
     np.testing.assert_array_equal(inputs.X, ds.X[:7])
     before = ds.relations.copy()
-    kept, facts = _largest_component(ds)
+    kept, facts = largest_component(ds)
     assert (ds.relations != before).nnz == 0  # the dataset is not modified
     assert kept.sample_names == [f"v{i}" for i in range(7)] and kept.meta["source"] == "test"
     assert kept.relations.shape == (7, 7) and facts["kept_rows"] == list(range(7))

@@ -30,7 +30,7 @@ def test_points_block_provides_x_and_labels_only(ds, tmp_path):
 
 @pytest.mark.parametrize("spec, words", [
     ({"weights": {"kind": "euclidean_max"}}, "missing ['confidence', 'prototypes']"),
-    ({"split": {"n_folds": 5, "fold": 5}}, "split.fold = 5 must be in 0 … n_folds − 1 = 0 … 4"),
+    ({"split": {"n_folds": 5, "fold": 5}}, "inputs.split.fold: 5 is not allowed: must be in 0 … n_folds − 1 = 0 … 4"),
     ({"cohorts": {"kind": "predicted", "labelled_per_class": 5}}, "does not take cohorts kind 'predicted'"),
 ])
 def test_incomplete_or_unsupported_blocks_are_refused(spec, words):

@@ -329,5 +329,7 @@ def check_options(declaration: Any, values: Any, where: str, what: str = "",
         broken = rule(out, context or {})
         if broken is not None:
             name, reason = broken
-            raise OptionError(f"{where}.{name}", f"{out.get(name)!r} is not allowed: {reason}")
+            value = out.get(name)
+            shown = "" if value is None or isinstance(value, Mapping) else f"{value!r} is not allowed: "
+            raise OptionError(f"{where}.{name}", f"{shown}{reason}")
     return out

@@ -18,10 +18,47 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .affinity.weights import KINDS as WEIGHT_KINDS
+from .constraints import POSITIVE_INT, Block, Declaration, Kinds, StrOptions, check_options, integer
 from .datasets.base import Dataset
 
-FEATURE_KINDS: tuple[str, ...] = ("raw", "pca", "compacted")
-COHORT_KINDS: tuple[str, ...] = ("given", "spectral", "predicted")
+
+def _compacted_similarity(options: Any, context: Any) -> tuple[str, str] | None:
+    """``similarity: weights`` takes its neighbours from ``weights`` and has no relation block."""
+    if options["similarity"] == "weights":
+        if options["n_neighbors"] is not None:
+            return "n_neighbors", "similarity 'weights' takes its neighbours from 'weights'"
+        if options["relations"]:
+            return "relations", "similarity 'weights' takes no relation block; set relations: false"
+    elif options["base"] is not None or options["weights"] is not None:
+        return "similarity", "'base' and 'weights' apply to similarity 'weights' only"
+    return None
+
+
+#: The ``features`` block of an inputs block, by kind (:func:`transform_features`).
+FEATURE_KINDS = Kinds("features kind", {
+    "raw": Declaration({}),
+    "pca": Declaration({"n_components": POSITIVE_INT}),
+})
+FEATURE_KINDS.register("compacted", Declaration(
+    {"n_neighbors": [*POSITIVE_INT, None], "relations": ["boolean", None],
+     "similarity": [StrOptions({"cosine", "weights"})],
+     "base": [Block(FEATURE_KINDS, "a features block {kind: ...}"), None],
+     "weights": [Block(WEIGHT_KINDS, "a weights block {kind: ...}"), None]},
+    defaults={"n_neighbors": None, "relations": None, "similarity": "cosine", "base": None, "weights": None},
+    rules=[_compacted_similarity]))
+#: ``compacted`` features' defaults: cosine h-NN with h = 30 and the relation block; with ``similarity: weights``
+#: the perplexity-30 Gaussian graph (COVA Sec. 4.2, Fig. 8).
+COMPACTED_NEIGHBOURS = 30
+COMPACTED_WEIGHTS = {"kind": "gaussian_perplexity", "perplexity": 30}
+
+#: The ``cohorts`` block of an inputs block, by kind (:func:`assign_cohorts`).
+COHORT_KINDS = Kinds("cohorts kind", {
+    "given": Declaration({}),
+    "spectral": Declaration({"n_clusters": [integer(2, None)], "n_neighbors": POSITIVE_INT},
+                            defaults={"n_neighbors": 30}),
+    "predicted": Declaration({"labelled_per_class": POSITIVE_INT}),
+})
 
 
 def cosine_knn_similarity(X: np.ndarray, n_neighbors: int, *, seed: int = 0) -> sp.csr_matrix:
@@ -62,16 +99,14 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
     """
     from .cohorts import compacted_features
 
-    spec = dict(spec or {"kind": "raw"})
-    kind = spec.pop("kind", "raw")
-    if kind not in FEATURE_KINDS:
-        raise ValueError(f"features kind must be one of {list(FEATURE_KINDS)}, got {kind!r}")
+    spec = check_options(FEATURE_KINDS, spec or {"kind": "raw"}, "features")
+    kind = spec["kind"]
     if kind == "raw":
         return dataset.X, {}
     if kind == "pca":
         from sklearn.decomposition import PCA
 
-        n = int(spec.pop("n_components"))
+        n = int(spec["n_components"])
         if not 1 <= n <= min(dataset.X.shape):
             raise ValueError(f"features.n_components must be in 1..{min(dataset.X.shape)}, got {n}")
         rows = slice(None) if fit_rows is None else np.asarray(fit_rows, dtype=bool)
@@ -84,10 +119,10 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
         Z = PCA(n_components=n, svd_solver="full").fit(dataset.X[rows]).transform(dataset.X)
         return np.ascontiguousarray(Z), {"features_used": f"PCA to {n} dimensions{fitted}"}
     c = int(labels.max()) + 1
-    if spec.pop("similarity", "cosine") == "weights":
+    if spec["similarity"] == "weights":
         return _weights_compacted(dataset, spec, labels, c, seed, fit_rows)
-    h = int(spec.pop("n_neighbors", 30))
-    use_relations = bool(spec.pop("relations", True))
+    h = COMPACTED_NEIGHBOURS if spec["n_neighbors"] is None else int(spec["n_neighbors"])
+    use_relations = spec["relations"] is not False
     S = cosine_knn_similarity(dataset.X, h, seed=seed)
     blocks = [compacted_features(S, labels, None, n_cohorts=c)]
     if use_relations:
@@ -110,15 +145,8 @@ def _weights_compacted(dataset: Dataset, spec: dict[str, Any], labels: np.ndarra
     from .affinity import build_weights
     from .cohorts import compacted_features
 
-    if spec.pop("relations", False):
-        raise ValueError("features kind 'compacted' with similarity: weights takes no relation block; "
-                         "set relations: false")
-    if "n_neighbors" in spec:
-        raise ValueError("features kind 'compacted' with similarity: weights takes its neighbours from 'weights', "
-                         "not n_neighbors")
-    Xb, base_facts = transform_features(dataset, spec.pop("base", None), labels=labels, seed=seed,
-                                        fit_rows=fit_rows)
-    w = dict(spec.pop("weights", None) or {"kind": "gaussian_perplexity", "perplexity": 30})
+    Xb, base_facts = transform_features(dataset, spec["base"], labels=labels, seed=seed, fit_rows=fit_rows)
+    w = check_options(WEIGHT_KINDS, spec["weights"] or COMPACTED_WEIGHTS, "features.weights")
     kind = w.pop("kind")
     W = build_weights(Xb, kind, random_state=seed, **w).tocsr()
     reps = np.arange(labels.shape[0]) if fit_rows is None else np.flatnonzero(fit_rows)
@@ -171,20 +199,18 @@ def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
         ``"predicted"``: the dataset's classes, with ``labelled_per_class`` true labels per class and the rest
         predicted by 1-NN in ``X`` (default the dataset's X; :func:`predict_cohorts`). Names are the class names.
     """
-    spec = dict(spec or {"kind": "given"})
-    kind = spec.pop("kind", "given")
-    if kind not in COHORT_KINDS:
-        raise ValueError(f"cohorts kind must be one of {list(COHORT_KINDS)}, got {kind!r}")
+    spec = check_options(COHORT_KINDS, spec or {"kind": "given"}, "cohorts")
+    kind = spec["kind"]
     if kind == "given":
         return dataset.labels, list(dataset.label_names)
     if kind == "predicted":
-        pred, _ = predict_cohorts(dataset.X if X is None else X, dataset.labels, int(spec.pop("labelled_per_class")),
+        pred, _ = predict_cohorts(dataset.X if X is None else X, dataset.labels, int(spec["labelled_per_class"]),
                                   seed=seed)
         return pred, list(dataset.label_names)
     from sklearn.cluster import SpectralClustering
 
-    k = int(spec.pop("n_clusters"))
-    h = int(spec.pop("n_neighbors", 30))
+    k = int(spec["n_clusters"])
+    h = int(spec["n_neighbors"])
     if not 2 <= k < dataset.n_samples:
         raise ValueError(f"cohorts.n_clusters must be in 2..{dataset.n_samples - 1}, got {k}")
     S = cosine_knn_similarity(dataset.X, h, seed=seed)

@@ -4,26 +4,53 @@ stratified split or fold (``split``)."""
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints import Declaration, ListOf, check_options, declare, integer, real
 from ..datasets.base import SAMPLE_NAME_KEYS, Dataset
 
 
+def _one_subset(options: Any, context: Any) -> tuple[str, str] | None:
+    if options["classes"] is not None and options["n_classes"] is not None:
+        return "classes", "subset takes either 'classes' or 'n_classes', not both"
+    return None
+
+
+def _one_split(options: Any, context: Any) -> tuple[str, str] | None:
+    folds = options["n_folds"] is not None or options["fold"] is not None
+    if (options["train_fraction"] is None) == (not folds):
+        return "train_fraction", "a split takes either train_fraction, or n_folds and fold"
+    if folds and (options["n_folds"] is None or options["fold"] is None):
+        missing = "n_folds" if options["n_folds"] is None else "fold"
+        return missing, "a k-fold split takes both n_folds and fold"
+    if folds and not options["fold"] < options["n_folds"]:
+        return "fold", f"must be in 0 … n_folds − 1 = 0 … {options['n_folds'] - 1}"
+    return None
+
+
+#: The ``split`` sub-block of an inputs block (:func:`split_mask`): ``{train_fraction}`` or ``{n_folds, fold}``.
+SPLIT = Declaration({"train_fraction": [real(0.0, 1.0, closed="neither"), None],
+                     "n_folds": [integer(2, None), None], "fold": [integer(0, None), None]},
+                    defaults={"train_fraction": None, "n_folds": None, "fold": None}, rules=[_one_split])
+
+
+@declare({"n_classes": [integer(2, None), None],
+          "classes": [ListOf([Integral, str], description="a list of class names or indices"), None],
+          "n_per_class": [integer(2, None), None]}, rules=[_one_subset])
 def subset_classes(dataset: Dataset, n_classes: int | None = None, n_per_class: int | None = None,
                    seed: int = 0, classes: list[int | str] | None = None) -> Dataset:
     """A seeded class subset (``inputs.subset``): the given ``classes`` (names or indices, e.g. MNIST's digit-1
     group of featMAP Figs. 1 and 7), or the first ``n_classes`` classes of one random permutation of the classes (so
     5 ⊂ 10 ⊂ 20 for the same seed), kept in ascending class order and renumbered 0..k−1, then at most
     ``n_per_class`` rows of each (:func:`cova.datasets.mnist.per_class_subset`). Rows keep their order."""
-    from .datasets.mnist import per_class_subset
+    from ..datasets.mnist import per_class_subset
 
     c = dataset.n_cohorts
     keep = np.arange(dataset.n_samples)
-    if classes is not None and n_classes is not None:
-        raise ValueError("subset takes either 'classes' or 'n_classes', not both")
     if classes is not None:
         names = [str(n) for n in dataset.label_names]
         chosen = []
@@ -91,10 +118,13 @@ def stratified_fold(labels: np.ndarray, n_folds: int, fold: int, seed: int = 0) 
 def split_mask(labels: np.ndarray, split: dict[str, Any], seed: int = 0) -> np.ndarray:
     """The training mask of an inputs block's ``split``: ``{train_fraction}`` (:func:`stratified_split`) or
     ``{n_folds, fold}`` (:func:`stratified_fold`)."""
-    if "train_fraction" in split:
+    split = check_options(SPLIT, split, "split")
+    if split["train_fraction"] is not None:
+        return stratified_split(labels, split["train_fraction"], seed=seed)
+    return stratified_fold(labels, split["n_folds"], split["fold"], seed=seed)
 
 
-def _largest_component(dataset: Dataset) -> tuple[Dataset, dict[str, Any]]:
+def largest_component(dataset: Dataset) -> tuple[Dataset, dict[str, Any]]:
     """The dataset restricted to the largest connected component of its relation graph (A or Aᵀ non-zero off
     the diagonal; the first such component on ties): rows of X, labels (renumbered over the cohorts present),
     relations and the per-sample names of ``meta`` are sliced alike. Facts: the counts kept and dropped, and
