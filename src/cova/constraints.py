@@ -27,7 +27,6 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval as _Interval
-from sklearn.utils._param_validation import StrOptions as _StrOptions
 from sklearn.utils._param_validation import (
     InvalidParameterError,
     Options,
@@ -36,6 +35,7 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
     validate_params,
 )
+from sklearn.utils._param_validation import StrOptions as _StrOptions
 
 __all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
            "integer", "UNIT",
