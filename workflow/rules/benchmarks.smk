@@ -19,12 +19,6 @@ BENCH = {
 }
 
 
-rule benchmarks:
-    input:
-        "results/benchmarks/scaling.csv",
-        "results/benchmarks/trustworthiness.csv",
-
-
 rule benchmark_scaling:
     output:
         csv="results/benchmarks/scaling.csv",
@@ -72,3 +66,9 @@ rule benchmark_trustworthiness:
         runtime=30,
     shell:
         "python benchmarks/trustworthiness.py --data s_curve --n {params.n} --out {output} > {log} 2>&1"
+
+
+rule benchmarks:
+    input:
+        rules.benchmark_scaling.output.csv,
+        rules.benchmark_trustworthiness.output,

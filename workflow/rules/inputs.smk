@@ -3,7 +3,7 @@
 
 rule inputs:
     input:
-        "data/processed/{dataset}.npz",
+        rules.dataset.output,
     output:
         "results/{dataset}/{inputs_id}/inputs.npz",
     params:

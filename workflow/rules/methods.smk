@@ -4,8 +4,8 @@
 
 rule posterior:
     input:
-        data="data/processed/{dataset}.npz",
-        inputs="results/{dataset}/{inputs_id}/inputs.npz",
+        data=rules.dataset.output[0],
+        inputs=rules.inputs.output[0],
     output:
         "results/{dataset}/{inputs_id}/class_posterior/{posterior_id}.npz",
     params:
@@ -27,13 +27,15 @@ rule posterior:
 
 rule embed:
     input:
-        unpack(embed_input),
+        data=rules.dataset.output[0],
+        inputs=rules.inputs.output[0],
+        posterior=posterior_input,
     output:
         "results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
     params:
         method_params=lambda wc: as_json(PLAN.method_job(wc.method, wc.params_id).params),
         seed=PLAN.seed,
-        posterior=lambda wc, input: f"--posterior {input.posterior}" if hasattr(input, "posterior") else "",
+        posterior=lambda wc, input: f"--posterior {input.posterior}" if input.posterior else "",
     log:
         "results/logs/embed/{dataset}/{inputs_id}/{method}/{params_id}.log",
     benchmark:

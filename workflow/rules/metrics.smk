@@ -4,9 +4,9 @@
 
 rule score:
     input:
-        data="data/processed/{dataset}.npz",
-        inputs="results/{dataset}/{inputs_id}/inputs.npz",
-        embedding="results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
+        data=rules.dataset.output[0],
+        inputs=rules.inputs.output[0],
+        embedding=rules.embed.output[0],
     output:
         scores="results/{dataset}/{inputs_id}/{method}/{params_id}/scores.json",
         scatter=report(
@@ -90,7 +90,7 @@ rule timing_plan:
 rule timings:
     input:
         targets=PLAN.all_targets(timings=False),
-        plan="results/benchmarks/plan.json",
+        plan=rules.timing_plan.output[0],
     output:
         csv="results/tables/timings.csv",
         html=report(
