@@ -1,6 +1,7 @@
 # Two entry points (see README.md):
 #   make demo   offline demo: venv, install, Snakemake run of config/demo.yaml, HTML report
-#   make test   venv, install, the import layers check (lint-imports), the whole test suite in two processes
+#   make test   venv, install, ruff, the rules' formatting (snakefmt --check), the import layers check
+#               (lint-imports), the whole test suite in two processes
 #               (one test file per process at a time; the end-to-end workflow files start first)
 PYTHON ?= python3
 VENV ?= .venv
@@ -24,6 +25,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/snakefmt --check workflow Snakefile
 	$(BIN)/lint-imports --no-logo --no-cache
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 

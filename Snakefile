@@ -14,7 +14,6 @@ from pathlib import Path
 
 from cova.config import Plan, read_config_file, resolve_overlay, validate_config
 
-
 # config.yaml is the default: `--config key=value` alone changes it, a --configfile replaces it (an overlay such as
 # config/ci.yaml names config.yaml as its base). Reading it first makes a YAML error name the file and line.
 if not workflow.overwrite_configfiles:
@@ -68,8 +67,12 @@ _JOB_SERVER = {}
 onstart:
     from cova import jobserver
 
-    if (config.get("job_server", True) and workflow.local_exec and not workflow.deployment_settings.deployment_method
-            and not os.environ.get(jobserver.ENV)):
+    if (
+        config.get("job_server", True)
+        and workflow.local_exec
+        and not workflow.deployment_settings.deployment_method
+        and not os.environ.get(jobserver.ENV)
+    ):
         _JOB_SERVER["path"], _JOB_SERVER["proc"] = jobserver.start(tempfile.gettempdir())
         os.environ[jobserver.ENV] = _JOB_SERVER["path"]
 
@@ -89,6 +92,6 @@ onerror:
 
 
 rule all:
+    default_target: True
     input:
         PLAN.all_targets(),
-    default_target: True

@@ -19,12 +19,6 @@ BENCH = {
 }
 
 
-rule benchmarks:
-    input:
-        "results/benchmarks/scaling.csv",
-        "results/benchmarks/trustworthiness.csv",
-
-
 rule benchmark_scaling:
     output:
         csv="results/benchmarks/scaling.csv",
@@ -38,17 +32,17 @@ rule benchmark_scaling:
         "results/logs/benchmarks/scaling.log",
     benchmark:
         "results/benchmarks/jobs/benchmark_scaling.tsv"
-    params:
-        sizes=",".join(str(n) for n in BENCH["sizes"]),
-        steps=",".join(BENCH["steps"]),
-        caps=",".join(f"{k}={v}" for k, v in BENCH["max_n"].items()),
-        iters=BENCH["iters"],
     conda:
         ENV
     threads: 2
     resources:
         mem_mb=8000,
         runtime=120,
+    params:
+        sizes=",".join(str(n) for n in BENCH["sizes"]),
+        steps=",".join(BENCH["steps"]),
+        caps=",".join(f"{k}={v}" for k, v in BENCH["max_n"].items()),
+        iters=BENCH["iters"],
     shell:
         "python benchmarks/scaling.py --sizes {params.sizes} --methods {params.steps} --max-n '{params.caps}'"
         " --iters {params.iters} --repulsion fft --optimizer momentum --threads {threads} --step-timeout 900"
@@ -62,13 +56,19 @@ rule benchmark_trustworthiness:
         "results/logs/benchmarks/trustworthiness.log",
     benchmark:
         "results/benchmarks/jobs/benchmark_trustworthiness.tsv"
-    params:
-        n=BENCH["trustworthiness_n"],
     conda:
         ENV
     threads: 2
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        n=BENCH["trustworthiness_n"],
     shell:
         "python benchmarks/trustworthiness.py --data s_curve --n {params.n} --out {output} > {log} 2>&1"
+
+
+rule benchmarks:
+    input:
+        rules.benchmark_scaling.output.csv,
+        rules.benchmark_trustworthiness.output,

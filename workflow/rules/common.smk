@@ -32,13 +32,13 @@ def inputs_resource(name, default):
     return get
 
 
-def embed_input(wc):
-    """The embed rule's inputs: the dataset, the inputs block and, for SNeRV and PE, the shared class posterior."""
-    files = {"data": f"data/processed/{wc.dataset}.npz", "inputs": f"results/{wc.dataset}/{wc.inputs_id}/inputs.npz"}
+def posterior_input(wc):
+    """The embed rule's class posterior: SNeRV's and PE's shared one (rule posterior's output), none for other
+    methods."""
     posterior_id = PLAN.posterior_id(wc.method, wc.params_id)
-    if posterior_id is not None:
-        files["posterior"] = PLAN.posterior_file(wc.dataset, wc.inputs_id, posterior_id)
-    return files
+    if posterior_id is None:
+        return []
+    return [rules.posterior.output[0].format(dataset=wc.dataset, inputs_id=wc.inputs_id, posterior_id=posterior_id)]
 
 
 def write_json(path, obj):

@@ -4,9 +4,6 @@
 rule fetch:
     output:
         "data/raw/{raw}/manifest.json",
-    params:
-        spec=lambda wc: as_json(PLAN.fetch_spec(wc.raw)),
-        mirrors=as_json(PLAN.mirrors),
     log:
         "results/logs/fetch/{raw}.log",
     benchmark:
@@ -16,6 +13,9 @@ rule fetch:
     resources:
         mem_mb=1000,
         runtime=120,
+    params:
+        spec=lambda wc: as_json(PLAN.fetch_spec(wc.raw)),
+        mirrors=as_json(PLAN.mirrors),
     shell:
         "python -m cova --threads {threads} fetch --spec {params.spec:q} --mirrors {params.mirrors:q}"
         " --dest data/raw/{wildcards.raw} 2> {log}"
@@ -26,10 +26,6 @@ rule dataset:
         lambda wc: PLAN.dataset_inputs(wc.dataset),
     output:
         "data/processed/{dataset}.npz",
-    params:
-        loader=lambda wc: PLAN.dataset(wc.dataset)["loader"],
-        loader_params=lambda wc: as_json(PLAN.loader_params(wc.dataset)),
-        raw=lambda wc: PLAN.raw_dir_arg(wc.dataset),
     log:
         "results/logs/dataset/{dataset}.log",
     benchmark:
@@ -39,6 +35,10 @@ rule dataset:
     resources:
         mem_mb=8000,
         runtime=30,
+    params:
+        loader=lambda wc: PLAN.dataset(wc.dataset)["loader"],
+        loader_params=lambda wc: as_json(PLAN.loader_params(wc.dataset)),
+        raw=lambda wc: PLAN.raw_dir_arg(wc.dataset),
     shell:
         "python -m cova --threads {threads} dataset --name {wildcards.dataset} --loader {params.loader}"
         " --params {params.loader_params:q} {params.raw} --out {output} 2> {log}"
@@ -55,8 +55,6 @@ rule datasets_table:
             category="Tables",
             labels={"table": "datasets"},
         ),
-    params:
-        info=as_json(PLAN.datasets_info()),
     log:
         "results/logs/tables/datasets.log",
     benchmark:
@@ -66,6 +64,8 @@ rule datasets_table:
     resources:
         mem_mb=8000,
         runtime=10,
+    params:
+        info=as_json(PLAN.datasets_info()),
     shell:
         "python -m cova --threads {threads} datasets-table --datasets {input} --info {params.info:q}"
         " --csv {output.csv} --html {output.html} 2> {log}"

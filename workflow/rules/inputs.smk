@@ -3,12 +3,9 @@
 
 rule inputs:
     input:
-        "data/processed/{dataset}.npz",
+        rules.dataset.output,
     output:
         "results/{dataset}/{inputs_id}/inputs.npz",
-    params:
-        spec=lambda wc: as_json(PLAN.inputs_spec(wc.inputs_id)),
-        seed=PLAN.seed,
     log:
         "results/logs/inputs/{dataset}/{inputs_id}.log",
     benchmark:
@@ -19,6 +16,9 @@ rule inputs:
     resources:
         mem_mb=inputs_resource("mem_mb", 4000),
         runtime=inputs_resource("runtime", 60),
+    params:
+        spec=lambda wc: as_json(PLAN.inputs_spec(wc.inputs_id)),
+        seed=PLAN.seed,
     shell:
         "python -m cova --threads {threads} inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
         " --out {output} 2> {log}"

@@ -4,12 +4,10 @@
 
 rule posterior:
     input:
-        data="data/processed/{dataset}.npz",
-        inputs="results/{dataset}/{inputs_id}/inputs.npz",
+        data=rules.dataset.output[0],
+        inputs=rules.inputs.output[0],
     output:
         "results/{dataset}/{inputs_id}/class_posterior/{posterior_id}.npz",
-    params:
-        settings=lambda wc: as_json(PLAN.posterior_settings[wc.posterior_id]),
     log:
         "results/logs/posterior/{dataset}/{inputs_id}/{posterior_id}.log",
     benchmark:
@@ -20,6 +18,8 @@ rule posterior:
     resources:
         mem_mb=4000,
         runtime=120,
+    params:
+        settings=lambda wc: as_json(PLAN.posterior_settings[wc.posterior_id]),
     shell:
         "python -m cova --threads {threads} posterior --dataset {input.data} --inputs {input.inputs}"
         " --settings {params.settings:q} --out {output} 2> {log}"
@@ -27,13 +27,11 @@ rule posterior:
 
 rule embed:
     input:
-        unpack(embed_input),
+        data=rules.dataset.output[0],
+        inputs=rules.inputs.output[0],
+        posterior=posterior_input,
     output:
         "results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
-    params:
-        method_params=lambda wc: as_json(PLAN.method_job(wc.method, wc.params_id).params),
-        seed=PLAN.seed,
-        posterior=lambda wc, input: f"--posterior {input.posterior}" if hasattr(input, "posterior") else "",
     log:
         "results/logs/embed/{dataset}/{inputs_id}/{method}/{params_id}.log",
     benchmark:
@@ -44,6 +42,10 @@ rule embed:
     resources:
         mem_mb=method_resource("mem_mb", 4000),
         runtime=method_resource("runtime", 120),
+    params:
+        method_params=lambda wc: as_json(PLAN.method_job(wc.method, wc.params_id).params),
+        seed=PLAN.seed,
+        posterior=lambda wc, input: f"--posterior {input.posterior}" if input.posterior else "",
     shell:
         "python -m cova --threads {threads} embed --dataset {input.data} --inputs {input.inputs}"
         " --method {wildcards.method} --params {params.method_params:q} --seed {params.seed} {params.posterior}"

@@ -4,9 +4,9 @@
 
 rule score:
     input:
-        data="data/processed/{dataset}.npz",
-        inputs="results/{dataset}/{inputs_id}/inputs.npz",
-        embedding="results/{dataset}/{inputs_id}/{method}/{params_id}/embedding.npz",
+        data=rules.dataset.output[0],
+        inputs=rules.inputs.output[0],
+        embedding=rules.embed.output[0],
     output:
         scores="results/{dataset}/{inputs_id}/{method}/{params_id}/scores.json",
         scatter=report(
@@ -16,6 +16,16 @@ rule score:
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "inputs": "{inputs_id}", "method": "{method}", "run": "{params_id}"},
         ),
+    log:
+        "results/logs/score/{dataset}/{inputs_id}/{method}/{params_id}.log",
+    benchmark:
+        "results/benchmarks/jobs/score/{dataset}/{inputs_id}/{method}/{params_id}.tsv"
+    conda:
+        ENV
+    threads: method_resource("threads", 1)
+    resources:
+        mem_mb=4000,
+        runtime=60,
     params:
         metrics=lambda wc: as_json(PLAN.run_metrics(wc.dataset, wc.inputs_id, wc.method, wc.params_id)),
         ids=lambda wc: as_json(
@@ -29,16 +39,6 @@ rule score:
             }
         ),
         title=lambda wc: f"{wc.dataset}: {PLAN.method_job(wc.method, wc.params_id).entry} ({wc.method})",
-    log:
-        "results/logs/score/{dataset}/{inputs_id}/{method}/{params_id}.log",
-    benchmark:
-        "results/benchmarks/jobs/score/{dataset}/{inputs_id}/{method}/{params_id}.tsv"
-    conda:
-        ENV
-    threads: method_resource("threads", 1)
-    resources:
-        mem_mb=4000,
-        runtime=60,
     shell:
         "python -m cova --threads {threads} score --dataset {input.data} --inputs {input.inputs}"
         " --embedding {input.embedding} --metrics {params.metrics:q} --ids {params.ids:q} --out {output.scores}"
@@ -77,12 +77,12 @@ rule scores_table:
 rule timing_plan:
     output:
         "results/benchmarks/plan.json",
-    params:
-        plan=PLAN.timing_plan(),
     log:
         "results/logs/tables/timing_plan.log",
     benchmark:
         "results/benchmarks/jobs/timing_plan.tsv"
+    params:
+        plan=PLAN.timing_plan(),
     run:
         write_json(output[0], params.plan)
 
@@ -90,7 +90,7 @@ rule timing_plan:
 rule timings:
     input:
         targets=PLAN.all_targets(timings=False),
-        plan="results/benchmarks/plan.json",
+        plan=rules.timing_plan.output[0],
     output:
         csv="results/tables/timings.csv",
         html=report(

@@ -39,9 +39,6 @@ if FIG1:
 
 
 rule experiment:
-    wildcard_constraints:
-        paper="cova|nerv|dosnes|coembedding|featmap",
-        name=EXPERIMENT_NAMES,
     input:
         lambda wc: PLAN.experiment_inputs(wc.name),
     output:
@@ -58,18 +55,21 @@ rule experiment:
             category="Paper: {paper}",
             labels={"table": "{name}"},
         ),
-    params:
-        spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
-    threads: lambda wc: PLAN.experiment_resources(wc.name).get("threads", 1)
     log:
         "results/logs/paper/{paper}/{name}.log",
     benchmark:
         "results/benchmarks/jobs/experiment/{paper}/{name}.tsv"
+    wildcard_constraints:
+        paper="cova|nerv|dosnes|coembedding|featmap",
+        name=EXPERIMENT_NAMES,
     conda:
         ENV
+    threads: lambda wc: PLAN.experiment_resources(wc.name).get("threads", 1)
     resources:
         mem_mb=lambda wc: PLAN.experiment_resources(wc.name).get("mem_mb", 4000),
         runtime=lambda wc: PLAN.experiment_resources(wc.name).get("runtime", 20),
+    params:
+        spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
     shell:
         "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
         " --html {output.html} 2> {log}"
@@ -86,8 +86,6 @@ rule paper_gaps:
             category="Tables",
             labels={"table": "paper vs ours: flagged numbers and causes"},
         ),
-    params:
-        experiments=as_json(PLAN.reference_experiments()),
     log:
         "results/logs/tables/paper_gaps.log",
     benchmark:
@@ -97,6 +95,8 @@ rule paper_gaps:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        experiments=as_json(PLAN.reference_experiments()),
     shell:
         "python -m cova --threads {threads} gaps --experiments {params.experiments:q} --csv {output.csv}"
         " --html {output.html} 2> {log}"
