@@ -184,7 +184,8 @@ def test_integers_are_ints_everywhere():
     assert refused(config) == "config key metrics.n_neighbors: 12.0 is not of type 'integer'"
     config = small()
     config["inputs"]["means"]["weights"]["n_neighbors"] = 30.0
-    assert refused(config).startswith("config key inputs.means.weights.n_neighbors: 30.0 is not of type 'integer'")
+    assert refused(config) == ("config key inputs.means.weights.n_neighbors: 30.0 is not allowed; allowed: an int in the "
+                               "range [1, inf)")
 
 
 def test_method_params_name_path_value_and_allowed():

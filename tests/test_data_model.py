@@ -225,10 +225,12 @@ def test_config_refusal_follows_the_method_parameters():
 def test_config_schema_requires_the_vector_keys_without_graph_or_relation():
     config = core_config()
     config["inputs"]["trade"] = {"weights": {"kind": "euclidean_max"}}
-    with pytest.raises(ConfigError, match="config key inputs.trade: 'confidence' is a dependency of 'weights'"):
+    with pytest.raises(ConfigError, match=r"config key inputs.trade.confidence: an inputs block that builds W, R and "
+                                          r"prototypes needs all of weights, confidence and prototypes; missing "
+                                          r"\['confidence', 'prototypes'\]"):
         validate_config(config)
     config["inputs"]["trade"] = {"graph": {"source": "relations"}, "weights": {"kind": "euclidean_max"}}
-    with pytest.raises(ConfigError, match="config key inputs.trade: .*remove 'weights'"):
+    with pytest.raises(ConfigError, match="config key inputs.trade.weights: .*remove 'weights'"):
         validate_config(config)
 
 

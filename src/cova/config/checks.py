@@ -56,9 +56,10 @@ def _check_loader_params(name: str, ds: dict[str, Any], schema: dict[str, Any]) 
 
 
 def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
-    from ..constraints import InvalidParameterError, explain
+    from ..constraints import OptionError, check_options
     from ..datasets import LOADERS
-    from ..methods import METHODS, make_method, method_parameters
+    from ..inputs import check_inputs_block
+    from ..methods import METHODS, method_parameters
 
     for name, ds in config["datasets"].items():
         if ds["loader"] not in LOADERS:
@@ -87,6 +88,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
         if m["method"] not in METHODS:
             raise ConfigError(f"config key methods.{name}.method: {m['method']!r} is not allowed; "
                               f"allowed values: {sorted(METHODS)}")
+        cls = METHODS[m["method"]]
         allowed = method_parameters(m["method"])
         for key in ("params", "grid"):
             unknown = sorted(set(m.get(key, {})) - set(allowed))
@@ -95,12 +97,16 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
                                   f"allowed for method {m['method']!r}: {allowed}")
         for _, params, chosen in expand_grid(name, m):
             try:
-                make_method(m["method"], params)._validate_params()
-            except InvalidParameterError as err:
-                param, allowed_values = explain(err)
-                key = "grid" if param in chosen else "params"
-                raise ConfigError(f"config key methods.{name}.{key}.{param}: {params[param]!r} is not allowed; "
-                                  f"allowed: {allowed_values}") from None
+                check_options(cls, params, f"methods.{name}.params", f"method {m['method']!r}")
+            except OptionError as err:
+                param = err.key.rsplit(".", 1)[1]
+                raise ConfigError(str(err).replace(f"methods.{name}.params.", f"methods.{name}.grid.", 1)
+                                  if param in chosen else str(err)) from None
+    for name, block in config["inputs"].items():
+        try:
+            check_inputs_block({k: v for k, v in block.items() if k != "resources"}, f"inputs.{name}")
+        except OptionError as err:
+            raise ConfigError(str(err)) from None
     experiments = config.get("paper", {}).get("experiments", {})
     blocks = [("runs", config["runs"])] + [(f"paper.experiments.{n}.runs", e["runs"]) for n, e in experiments.items()]
     for where, runs in blocks:
@@ -163,11 +169,8 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
     from ..inputs import provided_inputs
     from ..methods import METHODS, split_capable
 
-    try:
-        block = {k: v for k, v in config["inputs"][run["inputs"]].items() if k != "resources"}
-        provided = provided_inputs(block)
-    except ValueError as err:
-        raise ConfigError(f"config key inputs.{run['inputs']}: {err}") from None
+    block = {k: v for k, v in config["inputs"][run["inputs"]].items() if k != "resources"}
+    provided = provided_inputs(block)
     for entry in run["methods"]:
         m = config["methods"][entry]
         cls = METHODS[m["method"]]
