@@ -10,7 +10,7 @@ programme has m(m+1)/2 unknowns for m landmarks, whatever n is. Each point is re
 the linear map of Weinberger, Packer & Saul (2005, Sec. 3.1): with W the locally linear (LLE) reconstruction
 weights of every point from its k neighbours and Φ = (I − W)ᵀ(I − W), the non-landmarks' coordinates minimise the
 reconstruction error given the landmarks', Q_u = −Φ_uu⁻¹ Φ_ul, and Q_l = I. Exact MVU is not offered:
-``docs/decisions.md`` ("MVU and LMVU") has the measured reason.
+``docs/decisions.md`` ("MVU and LMVU") has the reason, ``docs/history.md`` the measurements.
 
 MUHSIC maximises the dependence between the embedding and the class labels under a penalty on the neighbour
 distances, over K = Q A Qᵀ with Q the bottom eigenvectors of the same joined k-NN graph's Laplacian
@@ -98,7 +98,7 @@ class LMVU(Embedder):
     ----------
     n_components : display dimension (2).
     n_neighbors : k of the neighbour graph and of the reconstruction weights (NeRV tunes it in 3..9; default 5).
-    n_landmarks : m (20; the programme's size grows like m², SCS's time faster: docs/decisions.md).
+    n_landmarks : m (20; the programme's size grows like m², SCS's time faster: docs/history.md).
     reg : regulariser of the reconstruction weights (1e-3 times the local Gram matrix's trace).
     random_state : seed of the landmark draw.
 
