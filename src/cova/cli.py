@@ -135,15 +135,18 @@ def cmd_embed(a: argparse.Namespace) -> None:
 def cmd_score(a: argparse.Namespace) -> None:
     from .embedding import Embedding
     from .inputs import Inputs
-    from .io import write_text_atomic
+    from .io import save_npz_atomic, write_text_atomic
     from .metrics.score import score_run
 
     inputs = Inputs.load(a.dataset, a.inputs)
     embedding = Embedding.load(a.embedding)
     metrics = _json(a.metrics)
     t0 = time.perf_counter()
-    scores = score_run(inputs, embedding, **metrics)
+    per_point: dict[str, Any] = {}
+    scores = score_run(inputs, embedding, **metrics, per_point=per_point)
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
+    if a.per_point:
+        save_npz_atomic(a.per_point, **per_point)
     record = {**_json(a.ids), "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
               "status": embedding.status, **scores}
     write_text_atomic(a.out, json.dumps(record, indent=2, sort_keys=True) + "\n")
@@ -247,7 +250,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     "embed": ("run one method (with the class posterior of --posterior, if it uses one)", cmd_embed,
               ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0", "posterior": ""}),
     "score": ("score one embedding (and draw its scatter plot with --scatter)", cmd_score,
-              ["dataset", "inputs", "embedding", "out"], {"metrics": "{}", "ids": "{}", "scatter": "", "title": ""}),
+              ["dataset", "inputs", "embedding", "out"], {"metrics": "{}", "ids": "{}", "scatter": "", "title": "",
+                                                          "per-point": ""}),
     "scatter": ("cohort scatter plot of one embedding", cmd_scatter,
                 ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
     "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),

@@ -16,6 +16,7 @@ rule score:
             subcategory="{dataset}",
             labels={"dataset": "{dataset}", "inputs": "{inputs_id}", "method": "{method}", "run": "{params_id}"},
         ),
+        per_point="results/{dataset}/{inputs_id}/{method}/{params_id}/per_point.npz",
     log:
         "results/logs/score/{dataset}/{inputs_id}/{method}/{params_id}.log",
     benchmark:
@@ -42,7 +43,7 @@ rule score:
     shell:
         "python -m cova --threads {threads} score --dataset {input.data} --inputs {input.inputs}"
         " --embedding {input.embedding} --metrics {params.metrics:q} --ids {params.ids:q} --out {output.scores}"
-        " --scatter {output.scatter} --title {params.title:q} 2> {log}"
+        " --scatter {output.scatter} --title {params.title:q} --per-point {output.per_point} 2> {log}"
 
 
 rule scores_table:

@@ -303,13 +303,14 @@ class Plan:
                          "method": job.method, "grid": job.grid_values, "data": self.dataset_path(dataset),
                          "inputs_file": self.inputs_file(dataset, inputs),
                          "embedding": self.run_file(dataset, inputs, entry, "embedding.npz"),
-                         "scores": self.run_file(dataset, inputs, entry, "scores.json")})
+                         "scores": self.run_file(dataset, inputs, entry, "scores.json"),
+                         "per_point": self.run_file(dataset, inputs, entry, "per_point.npz")})
         return {**{k: v for k, v in e.items() if k != "runs"}, "name": name, "runs": runs}
 
     def experiment_inputs(self, name: str) -> list[str]:
         files: dict[str, None] = {}
         for run in self.experiment_spec(name)["runs"]:
-            for key in ("data", "inputs_file", "embedding", "scores"):
+            for key in ("data", "inputs_file", "embedding", "scores", "per_point"):
                 files[run[key]] = None
         return list(files)
 

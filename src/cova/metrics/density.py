@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from ..affinity.fuzzy import fuzzy_graph
 from .neighborhood import _as_matrix, _same_rows
 
-__all__ = ["RADIUS_NEIGHBORS", "RADIUS_EPSILON", "local_radii", "radius_correlation"]
+__all__ = ["RADIUS_NEIGHBORS", "RADIUS_EPSILON", "local_radii", "local_radius_pair", "pearson", "radius_correlation"]
 
 #: k of the fuzzy graphs (UMAP's and featMAP's default n_neighbors, the point itself included).
 RADIUS_NEIGHBORS = 15
@@ -72,12 +72,26 @@ def local_radii(A: np.ndarray, P: sp.spmatrix, epsilon: float = RADIUS_EPSILON) 
     return np.log(float(epsilon) + ratio)
 
 
-def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+def pearson(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson's r of two vectors; NaN when either is constant."""
     a = a - a.mean()
     b = b - b.mean()
     # numpy's pairwise sums, not BLAS dot products: the same value whatever the thread count
     den = np.sqrt(np.sum(a * a) * np.sum(b * b))
     return float(np.sum(a * b) / den) if den > 0 else float("nan")
+
+
+def local_radius_pair(X: np.ndarray, Z: np.ndarray, n_neighbors: int = RADIUS_NEIGHBORS,
+                      random_state: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The local radii (r_o, r_e) of every point: r_o of the data X (m, n) on its fuzzy graph, r_e of the embedding
+    Z (m, 2) on the embedding's own fuzzy graph (:func:`cova.affinity.fuzzy.fuzzy_graph` with ``n_neighbors`` and
+    ``random_state``; :func:`local_radii`). featMAP Fig. 7 draws one against the other; the score step saves them
+    per run (``per_point.npz``) beside :func:`radius_correlation`."""
+    X = _as_matrix("X", X)
+    Z = _as_matrix("Z", Z)
+    _same_rows("X", X, "Z", Z)
+    return (local_radii(X, fuzzy_graph(X, n_neighbors, random_state=random_state).P),
+            local_radii(Z, fuzzy_graph(Z, n_neighbors, random_state=random_state).P))
 
 
 def radius_correlation(X: np.ndarray, Z: np.ndarray, n_neighbors: int = RADIUS_NEIGHBORS,
@@ -87,9 +101,4 @@ def radius_correlation(X: np.ndarray, Z: np.ndarray, n_neighbors: int = RADIUS_N
     (:func:`cova.affinity.fuzzy.fuzzy_graph` with ``n_neighbors`` and ``random_state``; :func:`local_radii`).
     All points are used. Higher is better: 1 when the embedding keeps every point's relative local spread.
     NaN when every radius of X or of Z is the same."""
-    X = _as_matrix("X", X)
-    Z = _as_matrix("Z", Z)
-    _same_rows("X", X, "Z", Z)
-    r_o = local_radii(X, fuzzy_graph(X, n_neighbors, random_state=random_state).P)
-    r_e = local_radii(Z, fuzzy_graph(Z, n_neighbors, random_state=random_state).P)
-    return _pearson(r_o, r_e)
+    return pearson(*local_radius_pair(X, Z, n_neighbors, random_state))

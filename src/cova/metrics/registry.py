@@ -55,7 +55,7 @@ from .coembedding import mean_rank, mean_rank_ties, pooled_knn_error
 from .cohort import s_c, s_c_r, s_n_readings, s_s
 from .cohort_graphs import recall_against
 from .crowding import centre_fraction, degree_radius_rho, radial_cv
-from .density import radius_correlation
+from .density import local_radius_pair, pearson
 from .display_neighbours import graph_precision, knn_accuracy, knn_accuracy_series
 from .global_structure import centroid_triplet_accuracy, pairwise_subsample, shepard_goodness_and_stress
 from .neighborhood import trustworthiness_continuity
@@ -130,20 +130,23 @@ class Metric:
     keys: tuple[str, ...]
     scope: Literal["rows", "all"] = "rows"
     group: str | None = None
+    arrays: tuple[str, ...] = ()
 
 
 METRICS: dict[str, Metric] = {}
 
 
 def register(name: str, needs: Iterable[str], keys: Iterable[str], scope: Literal["rows", "all"] = "rows",
-             group: str | None = None,
-             ) -> Callable[[Callable[[ScoreData], dict[str, float]]], Callable[[ScoreData], dict[str, float]]]:
+             group: str | None = None, arrays: Iterable[str] = (),
+             ) -> Callable[[Callable[[ScoreData], dict[str, Any]]], Callable[[ScoreData], dict[str, Any]]]:
     """Decorator adding a metric to :data:`METRICS` under ``name``; with a ``group`` it is opt-in (evaluated only
-    when that group is asked for)."""
-    def add(func: Callable[[ScoreData], dict[str, float]]) -> Callable[[ScoreData], dict[str, float]]:
+    when that group is asked for). ``arrays`` names the per-point arrays it returns beside its scores ``keys``
+    (e.g. every point's local radii): the score step saves them per run (``per_point.npz``) for the figures that
+    draw them, so that no renderer computes a measure again."""
+    def add(func: Callable[[ScoreData], dict[str, Any]]) -> Callable[[ScoreData], dict[str, Any]]:
         if name in METRICS:
             raise ValueError(f"metric {name!r} is already registered")
-        METRICS[name] = Metric(name, func, frozenset(needs), tuple(keys), scope, group)
+        METRICS[name] = Metric(name, func, frozenset(needs), tuple(keys), scope, group, tuple(arrays))
         return func
     return add
 
@@ -302,9 +305,11 @@ def _featmap_centroid_triplet(d: ScoreData) -> dict[str, float]:
     return {"centroid_triplet_accuracy": centroid_triplet_accuracy(d.X, d.Z, d.labels)}
 
 
-@register("featmap_radius_correlation", needs=("X", "Z"), keys=("radius_correlation",), group="featmap")
-def _featmap_radius(d: ScoreData) -> dict[str, float]:
-    return {"radius_correlation": radius_correlation(d.X, d.Z)}
+@register("featmap_radius_correlation", needs=("X", "Z"), keys=("radius_correlation",), group="featmap",
+          arrays=("radius_original", "radius_embedded"))
+def _featmap_radius(d: ScoreData) -> dict[str, Any]:
+    r_o, r_e = local_radius_pair(d.X, d.Z)
+    return {"radius_correlation": pearson(r_o, r_e), "radius_original": r_o, "radius_embedded": r_e}
 
 
 def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None,
@@ -319,12 +324,16 @@ def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None,
 
 
 def evaluate(data: ScoreData, names: Iterable[str] | None = None, scope: str | None = None,
-             measures: Iterable[str] | None = None) -> dict[str, float]:
+             measures: Iterable[str] | None = None, arrays: dict[str, np.ndarray] | None = None) -> dict[str, float]:
     """The scores of the metrics ``names`` (default: every registered metric outside the opt-in groups, plus
-    those of the groups ``measures``) of ``scope`` (default: any) whose needs ``data`` has, in registry order."""
+    those of the groups ``measures``) of ``scope`` (default: any) whose needs ``data`` has, in registry order.
+    The per-point arrays of those metrics go into ``arrays`` when given (and are dropped otherwise)."""
     out: dict[str, float] = {}
     for m in _chosen(data, names, scope, measures):
-        out.update(m.compute(data))
+        values = m.compute(data)
+        out.update({k: values[k] for k in m.keys})
+        if arrays is not None:
+            arrays.update({k: np.asarray(values[k]) for k in m.arrays})
     return out
 
 

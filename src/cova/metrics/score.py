@@ -54,7 +54,8 @@ def _columns(embedding: Embedding, relation: Any) -> np.ndarray | None:
 
 
 def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2, knn_k: int = 5,
-              graph_k: int = 10, measures: Iterable[str] | None = None) -> dict[str, Any]:
+              graph_k: int = 10, measures: Iterable[str] | None = None,
+              per_point: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Scores of ``embedding`` (all rows of ``inputs``): κ = ``kappa`` for the cohort graphs, ``n_neighbors`` for
     trustworthiness and continuity, ``knn_k`` for the k-NN label accuracy and ``graph_k`` for the graph-neighbour
     precision and the sphere's degree-crowding correlation; ``measures`` names the opt-in metric groups to add
@@ -62,7 +63,8 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
 
     Metrics whose needs the inputs lack are skipped (:mod:`cova.metrics.registry`). Inputs with labels of a single
     cohort get no score that needs labels (each would be 1 whatever the embedding), and a warning. With a split
-    the record also holds ``n_train`` and ``n_test``.
+    the record also holds ``n_train`` and ``n_test``. The metrics' per-point arrays (e.g. featMAP's local radii)
+    go into ``per_point`` when it is given, suffixed like the scores.
     """
     measures = check_groups(measures)
     Z, placed_prototypes, ok = embedding.Z, embedding.placed_or_none, embedding.ok
@@ -90,16 +92,19 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
                          relation=inputs.relation if train is None else None,  # it spans every sample
                          W=inputs.W if suffix == "" else None, degree=inputs.degree if suffix == "" else None,
                          **settings)
-        part = (evaluate(data, scope="rows", measures=measures) if ok
+        arrays: dict[str, np.ndarray] = {}
+        part = (evaluate(data, scope="rows", measures=measures, arrays=arrays) if ok
                 else nan_scores(data, scope="rows", measures=measures))
         scores.update({f"{k}{suffix}": v for k, v in part.items()})
+        if per_point is not None:
+            per_point.update({f"{k}{suffix}": v for k, v in arrays.items()})
     relation = inputs.relation if train is None else None
     everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, labels=labels, gold_labels=inputs.gold_labels,
                            gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), relation=relation,
                            columns=_columns(embedding, relation),
                            column_labels=None if relation is None else relation.column_labels, train=train,
                            **settings)
-    scores.update(evaluate(everything, scope="all", measures=measures) if ok
+    scores.update(evaluate(everything, scope="all", measures=measures, arrays=per_point) if ok
                   else nan_scores(everything, scope="all", measures=measures))
     if train is not None:
         scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))
