@@ -57,7 +57,7 @@ def test_point_set_shapes():
     target = coembed_points("target")
     r = np.linalg.norm(target.X, axis=1)
     assert r[target.labels == 0].max() < r[target.labels == 1].min() and r[target.labels >= 2].min() > 4.5
-    with pytest.raises(ValueError, match="unknown kind 'moons'"):
+    with pytest.raises(ValueError, match="The 'kind' parameter of coembed_points must be a str among .*Got 'moons'"):
         coembed_points("moons")
 
 

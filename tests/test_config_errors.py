@@ -8,7 +8,6 @@ parameters, and one-cohort data for cohort methods and cohort scores.
 from __future__ import annotations
 
 import copy
-import inspect
 import logging
 import re
 import shutil
@@ -22,7 +21,7 @@ import scipy.sparse as sp
 import yaml
 
 from cova.config import ConfigError, known_cohort_count, load_schema, read_config_file, resolve_overlay, validate_config
-from cova.datasets import LOADERS, load
+from cova.datasets import load
 from cova.datasets.base import Dataset
 from cova.embedding import Embedding
 from cova.inputs import build_inputs
@@ -139,43 +138,34 @@ def test_wildcard_constraints_match_the_schema_names():
 # loader parameters: one schema per loader, types and ranges
 
 
-def test_every_loader_has_a_params_schema_matching_its_signature():
-    schemas = load_schema()["$defs"]["loader_params"]["properties"]
-    assert set(schemas) == set(LOADERS)
-    for name, loader in LOADERS.items():
-        assert set(schemas[name]["properties"]) == set(inspect.signature(loader).parameters) - {"raw_dir"}, name
-
-
 @pytest.mark.parametrize("dataset,param,value,expected", [
-    ("sinusoid", "n_samples", "300", "'300' is not of type 'integer'"),
-    ("sinusoid", "n_samples", True, "True is not of type 'integer'"),
-    ("sinusoid", "n_samples", 1, "less than the minimum of 2"),
-    ("sinusoid", "noise", -0.1, "less than the minimum of 0"),
-    ("cylinder2", "n_bands", 0, "less than the minimum of 1"),
-    ("digits", "random_state", -1, "less than the minimum of 0"),
-    ("digits", "n_per_class", 2.5, "2.5 is not of type 'integer', 'null'"),
-    ("sphere", "n_lat_bins", 1.0, "1.0 is not of type 'integer'"),
+    ("sinusoid", "n_samples", "300", "'300' is not allowed; allowed: an int in the range [2, inf)"),
+    ("sinusoid", "n_samples", True, "True is not allowed; allowed: an int in the range [2, inf)"),
+    ("sinusoid", "n_samples", 1, "1 is not allowed; allowed: an int in the range [2, inf)"),
+    ("sinusoid", "noise", -0.1, "-0.1 is not allowed; allowed: a float in the range [0.0, inf)"),
+    ("cylinder2", "n_bands", 0, "0 is not allowed; allowed: an int in the range [1, inf)"),
+    ("digits", "random_state", -1, "-1 is not allowed; allowed: an int in the range [0, inf)"),
+    ("digits", "n_per_class", 2.5, "2.5 is not allowed; allowed: an int in the range [1, inf) or None"),
+    ("sphere", "n_lat_bins", 1.0, "1.0 is not allowed; allowed: an int in the range [1, inf)"),
 ])
 def test_loader_params_are_checked(dataset, param, value, expected):
     config = small(**{dataset: {"loader": dataset}})
     config["datasets"][dataset].setdefault("params", {})[param] = value
-    message = refused(config)
-    assert message.startswith(f"config key datasets.{dataset}.params.{param}: ")
-    assert expected in message and f"(loader {config['datasets'][dataset]['loader']!r})" in message
+    assert refused(config) == f"config key datasets.{dataset}.params.{param}: {expected}"
 
 
 @pytest.mark.parametrize("loader,params,key,expected", [
-    ("mnist", {"split": "val"}, "split", "allowed values: ['test', 'train', 'all']"),
+    ("mnist", {"split": "val"}, "split", "'val' is not allowed; allowed: a str among {'all', 'test', 'train'}"),
     ("coil20", {"size": 100}, "size", "100 is not allowed"),
-    ("places_shaped", {"density": 0}, "density", "less than or equal to the minimum of 0"),
-    ("random_matrix", {"n_samples": 2}, "n_samples", "less than the minimum of 3"),
+    ("places_shaped", {"density": 0}, "density", "0 is not allowed; allowed: a float in the range (0.0, 1.0]"),
+    ("random_matrix", {"n_samples": 2}, "n_samples", "2 is not allowed; allowed: an int in the range [3, inf)"),
     ("generic", {"path": "x.csv", "label": "y", "sep": "pipe"}, "sep", "'pipe' is not allowed"),
-    ("generic", {"path": "x.csv"}, "", "'label' is a required property"),
+    ("generic", {"path": "x.csv"}, "label", "required by loader 'generic'"),
 ])
 def test_loader_params_of_other_loaders(loader, params, key, expected):
     config = small(extra={"loader": loader, "params": params})
     message = refused(config)
-    assert message.startswith(f"config key datasets.extra.params{'.' + key if key else ''}: ") and expected in message
+    assert message.startswith(f"config key datasets.extra.params.{key}: ") and expected in message, message
 
 
 def test_integers_are_ints_everywhere():

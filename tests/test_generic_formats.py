@@ -81,7 +81,7 @@ def test_separators_and_column_indices(tmp_path):
         load("generic", path=tmp_path / "nohead.csv", header=False, label="kind")
     with pytest.raises(ValueError, match=r"label column index 3 is out of range: the file has 3 columns"):
         load("generic", path=tmp_path / "nohead.csv", header=False, label=3)
-    with pytest.raises(ValueError, match="unknown sep 'pipe'"):
+    with pytest.raises(ValueError, match="The 'sep' parameter of generic must be a str among .* or None. Got 'pipe'"):
         load("generic", path=tmp_path / "d.tsv", label="kind", sep="pipe")
     (tmp_path / "ragged.tsv").write_text("a,b,kind\n1,2,x\n1,2,3,4,x\n")
     with pytest.raises(ValueError, match=r"ragged.tsv: cannot be read as comma-separated text \(.*line 3, saw 5\); "

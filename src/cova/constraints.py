@@ -40,7 +40,8 @@ from sklearn.utils._param_validation import StrOptions as _StrOptions
 __all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
            "integer", "UNIT",
            "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT", "SEED", "SEED_OR_NONE", "MAX_SAMPLES",
-           "explain", "Block", "ListOf", "Declaration", "Kinds", "Rule", "OptionError", "declare", "parameter_constraints",
+           "IntOptions", "NON_EMPTY_STR", "explain", "Block", "ListOf", "Declaration", "Kinds", "Rule",
+           "OptionError", "declare", "parameter_constraints",
            "option_defaults", "check_options", "REQUIRED", "describe"]
 
 Closed = Literal["left", "right", "both", "neither"]
@@ -79,6 +80,20 @@ class StrPattern(StrOptions):
         return self.description
 
 
+class IntOptions(Options):
+    """One of the ints ``options`` (e.g. the image sides that divide 128). scikit-learn's ``Options(Integral, ...)``
+    takes ``True`` for ``1``; this one refuses booleans, like :class:`Interval`."""
+
+    def __init__(self, options: Sequence[int]):
+        super().__init__(Integral, set(options))
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self) -> str:
+        return f"an int among {{{', '.join(str(v) for v in sorted(self.options, reverse=True))}}}"
+
+
 def real(left: float | None = None, right: float | None = None, closed: Closed = "both") -> Interval:
     """A float (or int) in the interval from ``left`` to ``right`` (``None``: unbounded)."""
     return Interval(Real, left, right, closed=closed)
@@ -107,6 +122,8 @@ NON_NEGATIVE_INT = [integer(0, None)]
 SEED = [integer(0, None)]
 #: A seed or ``None`` (fresh entropy).
 SEED_OR_NONE = [integer(0, None), None]
+#: A string with at least one character that is not blank (a file path, a name).
+NON_EMPTY_STR = [StrPattern(r"(?s).+", "a non-empty string")]
 #: The size guard of an O(l²) method: an int ≥ 2, or ``None`` (no guard).
 MAX_SAMPLES = [integer(2, None), None]
 

@@ -12,12 +12,16 @@
   a two-step random walk row → column → row. P is symmetric and doubly stochastic *including its diagonal*.
 * :func:`normalize_affinity`: the post-step of an inputs block (``normalize: {kind: ...}``): ``sum`` (W / Σ W,
   the s-SNE normalisation), ``doubly_stochastic`` or ``random_walk``; every result has zero diagonal and unit
-  total sum, i.e. a doubly stochastic matrix divided by n, so the t-SNE objectives apply unchanged.
+  total sum, i.e. a doubly stochastic matrix divided by n, so the t-SNE objectives apply unchanged. Each kind is
+  a declared function (its options in the form of :mod:`cova.constraints`) in the registry
+  :data:`NORMALIZATIONS`, which both the configuration check and :func:`normalize_affinity` check a block
+  against.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +29,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from cova.affinity.weights import symmetrize_normalize
-from cova.constraints import POSITIVE, POSITIVE_INT, Declaration, Kinds, StrOptions
+from cova.constraints import POSITIVE, POSITIVE_INT, Kinds, StrOptions, check_options, declare, option_defaults
 
 __all__ = [
     "DENSE_LIMIT",
+    "NORMALIZATIONS",
     "NORMALIZE_KINDS",
+    "SINKHORN_OPTIONS",
     "SinkhornResult",
     "SinkhornWarning",
     "normalize_affinity",
@@ -40,15 +46,10 @@ __all__ = [
 #: The largest dense (numpy) input accepted; larger inputs must be sparse (a dense n × n float64 needs 8 n² bytes).
 DENSE_LIMIT = 4096
 
-#: The ``normalize.kind`` values of an inputs block.
-NORMALIZE_KINDS: tuple[str, ...] = ("sum", "doubly_stochastic", "random_walk")
-_SINKHORN = {"tol": POSITIVE, "max_iter": POSITIVE_INT, "on_failure": [StrOptions({"raise", "warn"})]}
-_SINKHORN_DEFAULTS = {"tol": 1e-12, "max_iter": 1000, "on_failure": "raise"}
-NORMALIZATIONS = Kinds("normalize kind", {
-    "sum": Declaration({}),
-    "doubly_stochastic": Declaration(_SINKHORN, _SINKHORN_DEFAULTS),
-    "random_walk": Declaration({"rebalance": ["boolean"], **_SINKHORN}, {"rebalance": False, **_SINKHORN_DEFAULTS}),
-})
+#: The options of :func:`sinkhorn_knopp`, which the ``doubly_stochastic`` normalisation and the rebalanced
+#: ``random_walk`` one pass on.
+SINKHORN_OPTIONS: dict[str, list[Any]] = {"tol": POSITIVE, "max_iter": POSITIVE_INT,
+                                          "on_failure": [StrOptions({"raise", "warn"})]}
 
 
 class SinkhornWarning(RuntimeWarning):
@@ -123,6 +124,7 @@ def _support_hint(W: sp.csr_matrix) -> str:
             f"{hubs[bad[0]]})")
 
 
+@declare(SINKHORN_OPTIONS)
 def sinkhorn_knopp(W: Any, *, tol: float = 1e-12, max_iter: int = 1000, on_failure: str = "raise") -> SinkhornResult:
     """Symmetric Sinkhorn–Knopp scaling of a symmetric non-negative W (DOSNES Sec. 3, the constraint of Eqs. 1–2).
 
@@ -136,16 +138,10 @@ def sinkhorn_knopp(W: Any, *, tol: float = 1e-12, max_iter: int = 1000, on_failu
     would have to be matched to it: W has no total support). Missing the tolerance after ``max_iter`` updates
     (typically a W without total support, whose scaling drifts towards zero or infinity) raises ``ValueError``
     with ``on_failure="raise"`` and warns with :class:`SinkhornWarning` with ``on_failure="warn"``; the result
-    then reports ``converged=False``.
+    then reports ``converged=False``. The options are declared (:data:`SINKHORN_OPTIONS`) and checked at every
+    call: ``tol`` > 0, ``max_iter`` ≥ 1, ``on_failure`` ``"raise"`` or ``"warn"``.
     """
-    if on_failure not in ("raise", "warn"):
-        raise ValueError(f"on_failure must be 'raise' or 'warn', got {on_failure!r}")
-    tol = float(tol)
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol}")
-    max_iter = int(max_iter)
-    if max_iter < 1:
-        raise ValueError(f"max_iter must be ≥ 1, got {max_iter}")
+    tol, max_iter = float(tol), int(max_iter)
     W = _symmetric_offdiagonal(W)
     n = W.shape[0]
     degree = np.asarray(W.sum(axis=1)).ravel()
@@ -206,42 +202,72 @@ def random_walk_normalize(B: Any) -> sp.csr_matrix:
     return P
 
 
+@declare({})
+def normalize_sum(W: Any) -> tuple[sp.csr_matrix, dict[str, Any]]:
+    """``normalize: {kind: sum}``: :func:`cova.affinity.symmetrize_normalize` (W / Σ W, the s-SNE normalisation);
+    no facts."""
+    return symmetrize_normalize(W), {}
+
+
+@declare(SINKHORN_OPTIONS)
+def normalize_doubly_stochastic(W: Any, tol: float = 1e-12, max_iter: int = 1000, on_failure: str = "raise"
+                                ) -> tuple[sp.csr_matrix, dict[str, Any]]:
+    """``normalize: {kind: doubly_stochastic, tol, max_iter, on_failure}``: :func:`sinkhorn_knopp`, then divided
+    by its total (by n); facts ``sinkhorn_iterations`` and ``sinkhorn_max_error``."""
+    res = sinkhorn_knopp(W, tol=tol, max_iter=max_iter, on_failure=on_failure)
+    return symmetrize_normalize(res.P), {"sinkhorn_iterations": res.n_iter, "sinkhorn_max_error": res.max_error}
+
+
+def _sinkhorn_needs_rebalance(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The Sinkhorn options of ``random_walk`` act only with ``rebalance: true``: one set to another value than
+    its default without it is refused (the defaults filled in cannot be told from the same value given)."""
+    if options["rebalance"]:
+        return None
+    defaults = option_defaults(sinkhorn_knopp)
+    for name in SINKHORN_OPTIONS:
+        if options[name] != defaults[name]:
+            return name, "the Sinkhorn options of kind 'random_walk' apply only with rebalance: true"
+    return None
+
+
+@declare({"rebalance": ["boolean"], **SINKHORN_OPTIONS}, rules=[_sinkhorn_needs_rebalance])
+def normalize_random_walk(W: Any, rebalance: bool = False, tol: float = 1e-12, max_iter: int = 1000,
+                          on_failure: str = "raise") -> tuple[sp.csr_matrix, dict[str, Any]]:
+    """``normalize: {kind: random_walk, rebalance, ...}``: :func:`random_walk_normalize` with B = W (its diagonal
+    removed first), then the diagonal of the result is set to zero (fact ``random_walk_max_diagonal``: the
+    largest diagonal entry removed, the mass the rows lose). With ``rebalance: true`` the zero-diagonal result is
+    scaled back to doubly stochastic by :func:`sinkhorn_knopp` with ``tol``, ``max_iter``, ``on_failure`` (facts
+    as ``doubly_stochastic``). Finally divided by its total."""
+    P = random_walk_normalize(_symmetric_offdiagonal(W))
+    facts: dict[str, Any] = {"random_walk_max_diagonal": float(P.diagonal().max())}
+    P.setdiag(0.0)
+    P.eliminate_zeros()
+    if rebalance:
+        res = sinkhorn_knopp(P, tol=tol, max_iter=max_iter, on_failure=on_failure)
+        facts.update(sinkhorn_iterations=res.n_iter, sinkhorn_max_error=res.max_error)
+        P = res.P
+    return symmetrize_normalize(P), facts
+
+
+#: The ``normalize`` kinds of an inputs block's ``weights`` or ``graph``: kind -> its declared function.
+NORMALIZATIONS = Kinds("normalize kind", {"sum": normalize_sum, "doubly_stochastic": normalize_doubly_stochastic,
+                                          "random_walk": normalize_random_walk})
+
+#: The ``normalize.kind`` values of an inputs block.
+NORMALIZE_KINDS: tuple[str, ...] = tuple(NORMALIZATIONS)
+
+
 def normalize_affinity(W: Any, kind: str = "sum", **params: Any) -> tuple[sp.csr_matrix, dict[str, Any]]:
     """The ``normalize`` post-step of an inputs block: a CSR W with zero diagonal and unit total sum, and facts.
 
-    ``sum``: :func:`cova.affinity.symmetrize_normalize` (W / Σ W, the s-SNE normalisation).
-    ``doubly_stochastic``: :func:`sinkhorn_knopp` (parameters ``tol``, ``max_iter``, ``on_failure``); facts
-    ``sinkhorn_iterations`` and ``sinkhorn_max_error``.
-    ``random_walk``: :func:`random_walk_normalize` with B = W, then the diagonal is set to zero; with
-    ``rebalance: true`` the zero-diagonal result is scaled back to doubly stochastic by :func:`sinkhorn_knopp`
-    (parameters as above), otherwise the rows lose their diagonal mass (fact ``random_walk_max_diagonal``).
-    Every result finally goes through :func:`cova.affinity.symmetrize_normalize` (divided by its total: for a
-    doubly stochastic P that is P / n), so it is symmetric with unit sum. The input is expected symmetric; its
-    diagonal is ignored.
+    The block ``{kind, **params}`` is checked against :data:`NORMALIZATIONS` (an unknown kind or option, a value
+    its declaration refuses or a Sinkhorn option of ``random_walk`` without ``rebalance`` raise
+    :class:`cova.constraints.OptionError` naming the key ``normalize.<option>``) and handed to the kind's
+    function: :func:`normalize_sum`, :func:`normalize_doubly_stochastic` or :func:`normalize_random_walk`. Every
+    result goes through :func:`cova.affinity.symmetrize_normalize` last (divided by its total: for a doubly
+    stochastic P that is P / n), so it is symmetric with unit sum. The input is expected symmetric; its diagonal
+    is ignored.
     """
-    if kind not in NORMALIZE_KINDS:
-        raise ValueError(f"unknown normalize kind {kind!r}; allowed: {', '.join(NORMALIZE_KINDS)}")
-    params = dict(params)
-    rebalance = bool(params.pop("rebalance", False))
-    if kind != "random_walk" and rebalance:
-        raise ValueError("normalize.rebalance applies to kind 'random_walk' only")
-    if kind == "sum" and params:
-        raise ValueError(f"normalize kind 'sum' takes no parameters, got {sorted(params)}")
-    facts: dict[str, Any] = {}
-    if kind == "random_walk":
-        if params and not rebalance:
-            raise ValueError(f"normalize kind 'random_walk' takes only 'rebalance' (and Sinkhorn parameters with "
-                             f"it), got {sorted(params)}")
-        W = _symmetric_offdiagonal(W)
-        P = random_walk_normalize(W)
-        facts["random_walk_max_diagonal"] = float(P.diagonal().max())
-        P.setdiag(0.0)
-        P.eliminate_zeros()
-        W = P
-        if rebalance:
-            kind = "doubly_stochastic"
-    if kind == "doubly_stochastic":
-        res = sinkhorn_knopp(W, **params)
-        facts.update(sinkhorn_iterations=res.n_iter, sinkhorn_max_error=res.max_error)
-        W = res.P
-    return symmetrize_normalize(W), facts
+    options = check_options(NORMALIZATIONS, {"kind": kind, **params}, "normalize")
+    del options["kind"]
+    return NORMALIZATIONS[kind](W, **options)

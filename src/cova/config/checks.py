@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from .files import ConfigError, _describe, _key, _StrictIntegers, load_schema, read_config_file, resolve_overlay
+from .files import ConfigError, _describe, _StrictIntegers, load_schema, read_config_file, resolve_overlay
 from .plan import _local_file, expand_grid
 
 
@@ -41,20 +41,6 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
     _check_references(config, schema)
 
 
-def _check_loader_params(name: str, ds: dict[str, Any], schema: dict[str, Any]) -> None:
-    """Validate a dataset's ``params`` against its loader's schema (``$defs/loader_params``): types and ranges."""
-    params_schema = schema["$defs"].get("loader_params", {}).get("properties", {}).get(ds["loader"])
-    if params_schema is None:
-        return
-    validator = _StrictIntegers({**params_schema, "$defs": schema["$defs"]})
-    errors = list(validator.iter_errors(ds.get("params", {})))
-    if errors:
-        best = jsonschema.exceptions.best_match(errors)
-        where = _key(("datasets", name, "params", *best.absolute_path))
-        message = _describe(best).split(": ", 1)[1]
-        raise ConfigError(f"config key {where}: {message} (loader {ds['loader']!r})")
-
-
 def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
     from ..constraints import OptionError, check_options
     from ..datasets import LOADERS
@@ -65,12 +51,16 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
         if ds["loader"] not in LOADERS:
             raise ConfigError(f"config key datasets.{name}.loader: {ds['loader']!r} is not allowed; "
                               f"allowed values: {sorted(LOADERS)}")
-        allowed = set(inspect.signature(LOADERS[ds["loader"]]).parameters) - {"raw_dir"}
-        unknown = sorted(set(ds.get("params", {})) - allowed)
-        if unknown:
-            raise ConfigError(f"config key datasets.{name}.params: unknown parameters {unknown}; "
-                              f"allowed for loader {ds['loader']!r}: {sorted(allowed)}")
-        _check_loader_params(name, ds, schema)
+        if ds["loader"] == "generic" and "source" not in ds and "path" not in ds.get("params", {}):
+            raise ConfigError(f"config key datasets.{name}: the generic loader needs params.path (a local file) "
+                              f"or source: {{url, sha256}}")
+        params = dict(ds.get("params", {}))
+        if ds["loader"] == "generic" and "source" in ds:
+            params.setdefault("path", f"data/raw/{name}/")  # the download's file (Plan.loader_params)
+        try:
+            check_options(LOADERS[ds["loader"]], params, f"datasets.{name}.params", f"loader {ds['loader']!r}")
+        except OptionError as err:
+            raise ConfigError(str(err)) from None
         if "source" in ds and ds["loader"] != "generic":
             raise ConfigError(f"config key datasets.{name}.source: only the 'generic' loader takes a source; "
                               f"loader {ds['loader']!r} knows its own")
@@ -81,9 +71,6 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             if not _local_file(ds):
                 raise ConfigError(f"config key datasets.{name}.fallback: only a dataset read from a local file "
                                   f"(params.features or params.path) can fall back")
-        if ds["loader"] == "generic" and "source" not in ds and "path" not in ds.get("params", {}):
-            raise ConfigError(f"config key datasets.{name}: the generic loader needs params.path (a local file) "
-                              f"or source: {{url, sha256}}")
     for name, m in config["methods"].items():
         if m["method"] not in METHODS:
             raise ConfigError(f"config key methods.{name}.method: {m['method']!r} is not allowed; "

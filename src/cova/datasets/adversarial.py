@@ -16,15 +16,15 @@ and every attacked image is kept, whether the attack fooled the classifier or no
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..constraints import SEED, ListOf, declare, integer, real
 from .base import Dataset
 from .mnist import mnist
 
@@ -32,36 +32,6 @@ if TYPE_CHECKING:
     from sklearn.neural_network import MLPClassifier
 
 N_CLASSES = 10
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
-
-
-def check_params(epsilon: Any, n_train: Any, hidden: Any, seed: Any, max_iter: Any) -> tuple[float, int,
-                                                                                               tuple[int, ...],
-                                                                                               int, int]:
-    """Validate the parameters of :func:`mnist_fgsm` (before any file is read); ``ValueError`` names the key.
-
-    ``epsilon``: a finite real number in [0, 1] (the pixels lie in [0, 1]; 0 leaves the images clean).
-    ``n_train``: an integer >= 10 (one image per class at least; the upper bound needs the file, see
-    :func:`mnist_fgsm`). ``hidden``: a non-empty list of positive integers (hidden layer widths).
-    ``seed``: an integer >= 0. ``max_iter``: an integer >= 1.
-    """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
-        raise ValueError(f"epsilon must be a real number in [0, 1], got {epsilon!r} ({type(epsilon).__name__})")
-    if not (math.isfinite(float(epsilon)) and 0.0 <= float(epsilon) <= 1.0):
-        raise ValueError(f"epsilon must be a real number in [0, 1] (pixels are scaled to [0, 1]), got {epsilon}")
-    n_train = _check_int("n_train", n_train, N_CLASSES)
-    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence) or len(hidden) == 0:
-        raise ValueError(f"hidden must be a non-empty list of positive integers (hidden layer widths), e.g. [128], "
-                         f"got {hidden!r}")
-    widths = tuple(_check_int(f"hidden[{i}]", h, 1) for i, h in enumerate(hidden))
-    return float(epsilon), n_train, widths, _check_int("seed", seed, 0), _check_int("max_iter", max_iter, 1)
 
 
 def train_classifier(X: np.ndarray, y: np.ndarray, hidden: Sequence[int] = (128,), seed: int = 0,
@@ -130,6 +100,9 @@ def fgsm(X: np.ndarray, gradient: np.ndarray, epsilon: float) -> np.ndarray:
     return np.clip(X + epsilon * np.sign(gradient), 0.0, 1.0)
 
 
+@declare({"epsilon": [real(0.0, 1.0)], "n_train": [integer(N_CLASSES, None)],
+          "hidden": [ListOf([integer(1, None)], description="a non-empty list of ints >= 1 (hidden layer widths)")],
+          "seed": SEED, "max_iter": [integer(1, None)], "n_attack": [integer(1, None), None]})
 def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 5000,
                hidden: Sequence[int] = (128,), seed: int = 0, max_iter: int = 200,
                n_attack: int | None = None) -> Dataset:
@@ -156,10 +129,15 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
       misclassified count as wrong): the definition of an attack's accuracy over a whole test set;
     - ``epsilon``, ``n_train``, ``hidden``, ``seed``, ``max_iter``, ``n_iter`` (epochs run), ``image_shape``.
 
-    Parameters are checked by :func:`check_params`; ``n_train`` must also leave at least 10 held-out images.
+    The declared options are checked at every call, before any file is read: ``epsilon`` a real number in
+    [0, 1] (the pixels lie in [0, 1]; 0 leaves the images clean), ``n_train`` an int >= 10 (one image per class
+    at least), ``hidden`` a non-empty list of ints >= 1, ``seed`` an int >= 0, ``max_iter`` an int >= 1,
+    ``n_attack`` an int >= 1 or ``None``. ``n_train`` must also leave at least 10 held-out images (checked on the
+    file).
     """
-    epsilon, n_train, widths, seed, max_iter = check_params(epsilon, n_train, hidden, seed, max_iter)
-    n_attack = None if n_attack is None else _check_int("n_attack", n_attack, 1)
+    epsilon, n_train, seed, max_iter = float(epsilon), int(n_train), int(seed), int(max_iter)
+    widths = tuple(int(h) for h in hidden)
+    n_attack = None if n_attack is None else int(n_attack)
     clean = mnist(raw_dir, split="test")
     X, y = clean.X, clean.labels
     n = len(y)

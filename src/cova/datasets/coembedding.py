@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..constraints import SEED, StrOptions, declare
 from .base import Dataset
 
 __all__ = ["COEMBED_KINDS", "coembed_points"]
@@ -138,13 +139,12 @@ _GENERATORS: dict[str, Callable[[np.random.Generator], tuple[np.ndarray, np.ndar
 COEMBED_KINDS: tuple[str, ...] = tuple(_GENERATORS)
 
 
+@declare({"kind": [StrOptions(set(COEMBED_KINDS))], "random_state": SEED})
 def coembed_points(kind: str = "dots", random_state: int = 0) -> Dataset:
     """A seeded synthetic 2-D point set of the co-embedding paper's Fig. 1, in kind (see the module table for
     sizes and clusters): ``kind`` ∈ ``dots`` (the default, so that every built-in loader runs without
     parameters), ``circles``, ``r15``, ``target``, ``rface``, ``2dnormals``, ``ring``. ``X`` holds the points, ``labels`` the clusters; ``meta`` records the generator and its
     parameters."""
-    if kind not in _GENERATORS:
-        raise ValueError(f"coembed_points: unknown kind {kind!r}; allowed: {list(COEMBED_KINDS)}")
     rng = np.random.default_rng(random_state)
     X, labels, names, params = _GENERATORS[kind](rng)
     labels = np.asarray(labels, dtype=np.int64)

@@ -12,11 +12,15 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from ..constraints import IntOptions, declare
 from .base import Dataset
 
 N_OBJECTS, N_POSES, SIDE = 20, 72, 128
+#: The image sides ``size`` may take: the divisors of 128.
+SIZES = tuple(SIDE >> k for k in range(8))
 
 
+@declare({"size": [IntOptions(SIZES)]})
 def coil20(raw_dir: str | os.PathLike, size: int = 128) -> Dataset:
     """Load the 1,440 PNGs ``raw_dir/obj{o}__{p}.png`` decoded with Pillow.
 
@@ -29,8 +33,6 @@ def coil20(raw_dir: str | os.PathLike, size: int = 128) -> Dataset:
     Missing files raise ``FileNotFoundError`` with their count and the first few names; images that are not
     8-bit grayscale 128×128 raise ``ValueError``.
     """
-    if size < 1 or SIDE % size:
-        raise ValueError(f"size must divide {SIDE} (e.g. 128, 64, 32, 16), got {size}")
     raw_dir = Path(raw_dir)
     paths = [raw_dir / f"obj{o}__{p}.png" for o in range(1, N_OBJECTS + 1) for p in range(N_POSES)]
     missing = [p.name for p in paths if not p.is_file()]

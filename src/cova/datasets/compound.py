@@ -11,9 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..constraints import declare
 from .base import Dataset
 
 
+@declare({})
 def compound(raw_dir: str | os.PathLike) -> Dataset:
     """Load ``raw_dir/Compound.txt``: ``X`` = the (x, y) columns as given, rows in file order.
 

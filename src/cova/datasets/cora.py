@@ -13,9 +13,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints import declare
 from .base import Dataset
 
 
+@declare({})
 def cora(raw_dir: str | os.PathLike) -> Dataset:
     """Load Cora from ``raw_dir/cora.content`` and ``raw_dir/cora.cites``.
 

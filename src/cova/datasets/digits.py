@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constraints import SEED, declare, integer
 from .base import Dataset
 
 
+@declare({"n_per_class": [integer(1, None), None], "random_state": SEED})
 def digits(n_per_class: int | None = None, random_state: int = 0) -> Dataset:
     """Load ``sklearn.datasets.load_digits``; optionally a seeded subset of ``n_per_class`` images per class.
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constraints import POSITIVE_INT, SEED, declare, integer
 from .base import Dataset
 
 #: Latent coordinates (names, ranges in degrees) of :func:`sculpt_faces`.
@@ -95,6 +96,8 @@ def render_head(yaw: float, pitch: float, light: float, size: int = 64) -> np.nd
     return image.reshape(size, size)
 
 
+@declare({"n_samples": [integer(2, None)], "image_size": [integer(8, None)], "n_yaw_bins": POSITIVE_INT,
+          "n_light_bins": POSITIVE_INT, "random_state": SEED})
 def sculpt_faces(n_samples: int = 698, image_size: int = 64, n_yaw_bins: int = 4, n_light_bins: int = 2,
                  random_state: int = 0) -> Dataset:
     """``n_samples`` rendered head images (module docstring; NeRV Fig. 8's SculptFaces has 698 of 64×64 pixels),

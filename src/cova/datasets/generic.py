@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constraints import NON_EMPTY_STR, ListOf, StrOptions, declare, integer
 from .base import Dataset
 from .fetch import verify_listed
 
@@ -258,12 +259,19 @@ def _format(path: Path, format: str | None, sep: str | None) -> tuple[str, str |
         if sep is not None:
             raise ValueError(f"{path}: sep is only for delimited text (format csv), not {fmt}")
         return fmt, None
-    sep = sep or TEXT_SUFFIXES.get(suffix, "comma")
-    if sep not in SEPARATORS:
-        raise ValueError(f"{path}: unknown sep {sep!r}; allowed: {list(SEPARATORS)}")
-    return fmt, sep
+    return fmt, sep or TEXT_SUFFIXES.get(suffix, "comma")
 
 
+#: A column: a name, or a 0-based index (negative from the end).
+_COLUMN = [str, integer()]
+#: A list of strings (possibly empty).
+_STRINGS = ListOf([str], min_items=0, description="a list of strings")
+
+
+@declare({"path": [*NON_EMPTY_STR, os.PathLike], "label": _COLUMN,
+          "features": [*_COLUMN, None, ListOf(_COLUMN, description="a non-empty list of column names or indices")],
+          "label_names": [_STRINGS, None], "format": [StrOptions(set(FORMATS)), None],
+          "sep": [StrOptions(set(SEPARATORS)), None], "header": ["boolean"], "na_values": [_STRINGS, None]})
 def generic(path: str | os.PathLike, label: Column, features: Column | Sequence[Column] | None = None,
             label_names: Sequence[str] | None = None, format: str | None = None, sep: str | None = None,
             header: bool = True, na_values: Sequence[str] | None = None) -> Dataset:

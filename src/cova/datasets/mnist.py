@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..constraints import SEED, StrOptions, declare, integer
 from .base import Dataset
 
 #: IDX type code (third magic byte) -> big-endian numpy dtype.
@@ -106,8 +107,6 @@ def per_class_subset(y: np.ndarray, n_per_class: int, random_state: int) -> np.n
 
 def _load_idx_dataset(title: str, raw_dir: str | os.PathLike, split: str, n_per_class: int | None,
                       random_state: int, normalize: bool, class_names: list[str], note: str) -> Dataset:
-    if split not in _PREFIX:
-        raise ValueError(f"split must be one of {sorted(_PREFIX)}, got {split!r}")
     raw_dir = Path(raw_dir)
     dirs = [raw_dir]
     if title == "MNIST":  # the fetch step keeps MNIST's test and training files in data/raw/{mnist,mnist_train}/
@@ -137,6 +136,12 @@ def _load_idx_dataset(title: str, raw_dir: str | os.PathLike, split: str, n_per_
         "image_shape": list(images.shape[1:]), "note": note})
 
 
+#: The options of :func:`mnist` and :func:`fashion_mnist`.
+_IDX_OPTIONS = {"split": [StrOptions(set(_PREFIX))], "n_per_class": [integer(1, None), None], "random_state": SEED,
+                "normalize": ["boolean"]}
+
+
+@declare(_IDX_OPTIONS)
 def mnist(raw_dir: str | os.PathLike, split: str = "test", n_per_class: int | None = None, random_state: int = 0,
           normalize: bool = True) -> Dataset:
     """MNIST digits (28×28, 10 classes ``"0".."9"``) from the IDX files in ``raw_dir``.
@@ -154,6 +159,7 @@ def mnist(raw_dir: str | os.PathLike, split: str = "test", n_per_class: int | No
                              [str(j) for j in range(10)], note)
 
 
+@declare(_IDX_OPTIONS)
 def fashion_mnist(raw_dir: str | os.PathLike, split: str = "test", n_per_class: int | None = None,
                   random_state: int = 0, normalize: bool = True) -> Dataset:
     """Fashion-MNIST (28×28, 10 classes, names as in Xiao et al. 2017) from the IDX files in ``raw_dir``.

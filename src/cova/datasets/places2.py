@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..constraints import NON_EMPTY_STR, SEED, declare, integer
 from .base import Dataset
 from .generic import encode_labels
 from .mnist import per_class_subset
@@ -60,6 +61,8 @@ def _read(features: Path, labels: str | os.PathLike | None) -> tuple[np.ndarray,
     raise ValueError(f"{features}: unsupported features file {suffix!r}; use .npz, .npy (+ labels .npy) or .h5")
 
 
+@declare({"features": [*NON_EMPTY_STR, os.PathLike], "labels": [*NON_EMPTY_STR, os.PathLike, None],
+          "n_classes": [integer(1, None), None], "n_per_class": [integer(1, None), None], "random_state": SEED})
 def places2(features: str | os.PathLike, labels: str | os.PathLike | None = None, n_classes: int | None = None,
             n_per_class: int | None = None, random_state: int = 0) -> Dataset:
     """Load user-supplied Places2 CNN features (format in the module docstring; paper: 36,500×4,096, 365 × 100).

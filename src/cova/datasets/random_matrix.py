@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints import SEED, declare, integer
 from .base import Dataset
 
 
+@declare({"n_samples": [integer(3, None)], "random_state": SEED})
 def random_matrix(n_samples: int = 2000, random_state: int = 0) -> Dataset:
     """A seeded symmetric matrix with entries ``U(0, 1)`` off the diagonal and a zero diagonal, as a graph dataset.
 
@@ -21,8 +23,6 @@ def random_matrix(n_samples: int = 2000, random_state: int = 0) -> Dataset:
     - ``X``: no features (``n_samples × 0``): the methods embed the matrix.
     - ``labels``: one cohort ("all"): the matrix has no structure to colour.
     """
-    if n_samples < 3:
-        raise ValueError(f"n_samples must be at least 3, got {n_samples}")
     rng = np.random.default_rng(random_state)
     upper = np.triu(rng.uniform(0.0, 1.0, (n_samples, n_samples)), k=1)
     S = upper + upper.T

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..constraints import NON_NEGATIVE, POSITIVE_INT, SEED, declare, integer, real
 from .base import Dataset
 
+#: ``n_samples``: at least two points (a cohort split and every embedding need two).
+_N_SAMPLES = [integer(2, None)]
 
+
+@declare({"n_samples": _N_SAMPLES, "n_cohorts": POSITIVE_INT, "noise": NON_NEGATIVE, "random_state": SEED})
 def sinusoid(n_samples: int = 1000, n_cohorts: int = 6, noise: float = 0.15, random_state: int = 0) -> Dataset:
     """Sinusoid (COVA Fig. 1, Table H.1/H.2; generator [ours]).
 
@@ -27,6 +32,7 @@ def sinusoid(n_samples: int = 1000, n_cohorts: int = 6, noise: float = 0.15, ran
                          "n_cohorts": n_cohorts, "noise": noise, "random_state": random_state})
 
 
+@declare({"n_samples": _N_SAMPLES, "n_cohorts": POSITIVE_INT, "noise": NON_NEGATIVE, "random_state": SEED})
 def swiss_roll(n_samples: int = 2000, n_cohorts: int = 4, noise: float = 0.05, random_state: int = 0) -> Dataset:
     """Swiss roll (COVA Table 3; generator [ours]).
 
@@ -51,6 +57,7 @@ def _cylinder_surface(n_samples: int, noise: float, rng: np.random.Generator) ->
     return X, theta, h
 
 
+@declare({"n_samples": _N_SAMPLES, "n_sectors": POSITIVE_INT, "noise": NON_NEGATIVE, "random_state": SEED})
 def cylinder1(n_samples: int = 2000, n_sectors: int = 6, noise: float = 0.02, random_state: int = 0) -> Dataset:
     """Cylinder1 (COVA Table 3; generator [ours]): lateral surface of radius 1 and height 3, cohorts = angular sectors.
 
@@ -64,6 +71,8 @@ def cylinder1(n_samples: int = 2000, n_sectors: int = 6, noise: float = 0.02, ra
                          "n_sectors": n_sectors, "noise": noise, "random_state": random_state})
 
 
+@declare({"n_samples": _N_SAMPLES, "n_sectors": POSITIVE_INT, "n_bands": POSITIVE_INT, "noise": NON_NEGATIVE,
+          "random_state": SEED})
 def cylinder2(n_samples: int = 2000, n_sectors: int = 4, n_bands: int = 3, noise: float = 0.02,
               random_state: int = 0) -> Dataset:
     """Cylinder2 (COVA Table 3/4, Fig. 2; generator [ours]): the Cylinder1 surface cut into sectors × height bands.
@@ -88,6 +97,8 @@ def _grid_labels(u: np.ndarray, v: np.ndarray, n_u: int, n_v: int) -> np.ndarray
     return bv * n_u + bu
 
 
+@declare({"n_samples": _N_SAMPLES, "n_t_bins": POSITIVE_INT, "n_h_bins": POSITIVE_INT, "noise": NON_NEGATIVE,
+          "random_state": SEED})
 def s_curve(n_samples: int = 1000, n_t_bins: int = 4, n_h_bins: int = 2, noise: float = 0.0,
             random_state: int = 0) -> Dataset:
     """S-curve (NeRV paper, Venna et al. 2010, Figs. 3–7): a 2-D S-shaped surface in 3-D.
@@ -112,6 +123,8 @@ def s_curve(n_samples: int = 1000, n_t_bins: int = 4, n_h_bins: int = 2, noise: 
                          "n_t_bins": n_t_bins, "n_h_bins": n_h_bins, "noise": noise, "random_state": random_state})
 
 
+@declare({"n_samples": _N_SAMPLES, "n_lon_bins": POSITIVE_INT, "n_lat_bins": POSITIVE_INT, "noise": NON_NEGATIVE,
+          "random_state": SEED})
 def sphere(n_samples: int = 1000, n_lon_bins: int = 4, n_lat_bins: int = 2, noise: float = 0.0,
            random_state: int = 0) -> Dataset:
     """Unit sphere surface in 3-D (NeRV paper Fig. 2; the authors' toolbox dredviz ships 1,000
@@ -135,6 +148,8 @@ def sphere(n_samples: int = 1000, n_lon_bins: int = 4, n_lat_bins: int = 2, nois
                          "random_state": random_state})
 
 
+@declare({"n_classes": POSITIVE_INT, "n_per_class": POSITIVE_INT, "n_features": POSITIVE_INT,
+          "density": [real(0.0, 1.0, closed="right")], "random_state": SEED})
 def places_shaped(n_classes: int = 365, n_per_class: int = 100, n_features: int = 4096, density: float = 0.1,
                   random_state: int = 0) -> Dataset:
     """A synthetic **stand-in** shaped like Places2 CNN features. It is NOT Places2 and gives no Places2 results.
@@ -152,8 +167,6 @@ def places_shaped(n_classes: int = 365, n_per_class: int = 100, n_features: int 
 
     Rows are ordered by class (class 0's ``n_per_class`` rows first). ``meta["stand_in"]`` is ``True``.
     """
-    if not 0.0 < density <= 1.0:
-        raise ValueError(f"density must be in (0, 1], got {density}")
     rng = np.random.default_rng(random_state)
     p_on = 0.7
     m = min(n_features, int(np.ceil(density * n_features / (2.0 * p_on))))

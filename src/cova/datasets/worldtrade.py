@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..constraints import NON_EMPTY_STR, declare
 from .base import Dataset
 
 #: Pajek's code for a missing partition/vector value.
@@ -93,6 +94,7 @@ def read_pajek(path: str | os.PathLike) -> dict[str, Any]:
     return out
 
 
+@declare({"partition": NON_EMPTY_STR})
 def worldtrade(raw_dir: str | os.PathLike, partition: str = "Continent") -> Dataset:
     """Load ``raw_dir/world_trade.paj``.
 
