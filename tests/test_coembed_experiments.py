@@ -8,8 +8,9 @@ import pytest
 
 from cova.datasets import load
 from cova.embedding import Embedding
-from cova.experiments.coembedding.figures import claim_findings, coembed_maps, coembed_sweep
-from cova.experiments.coembedding.timing import coembed_timing, synthetic_relation, timing_findings
+from cova.experiments.coembedding.figures import claim_findings
+from cova.experiments.coembedding.timing import synthetic_relation, timing_findings
+from cova.experiments.registry import render
 from cova.inputs import build_inputs
 from cova.methods.registry import make_method
 from cova.metrics.score import score_run
@@ -56,7 +57,7 @@ def test_minmax_scale_pair_maps_the_union_onto_the_unit_square():
 def test_maps_render_every_run_with_its_measures(tmp_path):
     runs = _runs(tmp_path, [("ca", "ca", "ca", {}, {}), ("ca3", "ca3", "ca", {"n_components": 3}, {})])
     out = _out(tmp_path, "maps")
-    coembed_maps({"name": "maps", "title": "t", "caption": "c", "original": True, "runs": runs}, out)
+    render({"renderer": "coembed_maps", "name": "maps", "title": "t", "caption": "c", "original": True, "runs": runs}, out)
     table = pd.read_csv(out["csv"])
     assert list(table.method_entry) == ["ca", "ca3"] and list(table.n_components) == [2, 3]
     assert table.mean_rank.between(5.5, 10_000).all() and table.pooled_1nn_error.between(0, 1).all()
@@ -71,7 +72,7 @@ def test_sweep_averages_repeats_and_reports_the_claim(tmp_path):
                   "split_seed": 1})
     out = _out(tmp_path, "sweep")
     spec = {"name": "sweep", "x": "n_components", "measures": ["mean_rank", "pooled_1nn_error"], "runs": runs}
-    coembed_sweep(spec, out)
+    render({**spec, "renderer": "coembed_sweep"}, out)
     table = pd.read_csv(out["csv"])
     assert len(table) == 4 and set(table.inputs) == {"s0", "s1"}
     assert "lowest at co_ca 2/2" in open(out["html"]).read()
@@ -92,18 +93,18 @@ def test_sweep_text_error_over_words_per_class(tmp_path):
            "scores": str(tmp_path / "s.json")}
     out = _out(tmp_path, "words")
     n_cols = inputs.relation.shape[1]
-    coembed_sweep({"name": "w", "x": "n_words", "n_words": [2, 4, n_cols + 1], "n_folds": 3,
+    render({"renderer": "coembed_sweep", "name": "w", "x": "n_words", "n_words": [2, 4, n_cols + 1], "n_folds": 3,
                    "measures": ["text_error"], "maps": True, "runs": [run]}, out)
     table = pd.read_csv(out["csv"])
     assert list(table.n_words) == [2, 4]  # more words per class than the relation has: left out, and said so
     assert f"digits has {n_cols} words" in open(out["html"]).read()
     assert table.text_error.between(0, 1).all() and (table.n_selected_words >= table.n_words).all()
-    coembed_sweep({"name": "w", "x": "n_words", "n_words": [2, n_cols], "n_folds": 3,
+    render({"renderer": "coembed_sweep", "name": "w", "x": "n_words", "n_words": [2, n_cols], "n_folds": 3,
                    "measures": ["text_error"], "runs": [run]}, out)
     assert list(pd.read_csv(out["csv"]).n_words) == [2, n_cols] and "words per class are left out" not in open(
         out["html"]).read()
     with pytest.raises(ValueError, match="one n_words"):
-        coembed_sweep({"name": "w", "x": "n_components", "n_words": [2, 4], "measures": ["text_error"],
+        render({"renderer": "coembed_sweep", "name": "w", "x": "n_components", "n_words": [2, 4], "measures": ["text_error"],
                        "runs": [run]}, out)
 
 
@@ -117,7 +118,7 @@ def test_claim_findings_counts_wins_and_the_proposed_minus_reference_gap():
 def test_timing_times_each_entry_and_checks_the_claim(tmp_path):
     runs = _runs(tmp_path, [("ca", "ca", "ca", {}, {})])
     out = _out(tmp_path, "timing")
-    coembed_timing({"name": "timing", "sizes": [30, 60], "dims": [2], "runs": runs,
+    render({"renderer": "coembed_timing", "name": "timing", "sizes": [30, 60], "dims": [2], "runs": runs,
                     "claim": {"proposed": "ca", "fast": ["ca"], "slow": []}}, out)
     table = pd.read_csv(out["csv"])
     assert list(table.m) == [30, 60] and (table.wall_s > 0).all() and (table.cpu_s >= 0).all()

@@ -162,7 +162,7 @@ def test_link_panels_counts_mismatches_and_highlights(tmp_path, toy):
     swapped = _write_run(tmp_path, "swapped", np.column_stack([SWAPPED[inputs.labels], np.zeros(20)]) + offsets,
                          inputs)
     out = {k: str(tmp_path / f"fig.{k}") for k in ("png", "csv", "html")}
-    render({"name": "toy", "renderer": "link_panels", "reference": "prototypes", "kappa": 1,
+    render({"name": "toy", "renderer": "link_panels", "reference_graph": "prototypes", "kappa": 1,
             "prototype_panel": True, "show_prototypes": True, "highlight": "c2", "highlight_neighbors": 1,
             "runs": [same, swapped]}, out)
     table = pd.read_csv(out["csv"]).set_index("method_entry")

@@ -11,9 +11,9 @@ import scipy.sparse as sp
 
 from cova.datasets import BUILTIN, Dataset, load
 from cova.embedding import Embedding
-from cova.experiments.dosnes.figures import group_table, radial_panels, sphere_panels
+from cova.experiments.dosnes.figures import group_table, sphere_panels
 from cova.experiments.reference import REFERENCE
-from cova.experiments.registry import RENDERERS
+from cova.experiments.registry import RENDERERS, render
 from cova.inputs import Inputs
 from cova.viz.sphere_page import SphereView, sphere_page
 
@@ -78,7 +78,7 @@ def test_sphere_panels_aggregate_seeds_and_add_authors_columns(tmp_path):
             "notes": "measures are ours", "annotate": True, "reference": "dosnes_worldtrade_authors",
             "inputs_labels": {"trade": "raw", "trade_ds": "doubly stochastic"}, "runs": runs}
     out = {k: str(tmp_path / f"fig3.{k}") for k in ("png", "csv", "html")}
-    RENDERERS["sphere_panels"](spec, out)
+    render(spec, out)
     table = pd.read_csv(out["csv"])
     assert list(table.method_entry) == ["tsne2", "tsne3", "dosnes"]
     assert list(table.n_runs) == [3, 3, 3] and list(table.dimension) == [2, 3, 3]
@@ -108,7 +108,7 @@ def test_radial_panels_one_row_per_group(tmp_path):
     spec = {"name": "dosnes_fig1", "renderer": "radial_panels", "title": "Fig. 1",
             "inputs_labels": {"rand_raw": "raw", "rand_ds": "doubly stochastic"}, "runs": runs}
     out = {k: str(tmp_path / f"fig1.{k}") for k in ("png", "csv", "html")}
-    radial_panels(spec, out)
+    render(spec, out)
     table = pd.read_csv(out["csv"])
     assert list(table.columns) == ["dataset", "inputs", "input", "method_entry", "method", "dimension", "geometry",
                                    "n_runs", "n_ok", "radial_cv"]
@@ -120,9 +120,8 @@ def test_radial_panels_one_row_per_group(tmp_path):
 def test_group_table_marks_missing_measures_nan(tmp_path):
     files = _graph_run(tmp_path, "g", 10)
     runs = [_run(tmp_path, "g", "i", files, "e", "e", "dosnes", _sphere(10, 0), "sphere", {})]
-    spec = {"name": "x", "runs": runs}
     loaded = [(r, Embedding.load(r["embedding"]), {}) for r in runs]
-    table = group_table(spec, loaded)
+    table = group_table(loaded)
     assert table.n_runs.tolist() == [1] and table.knn_accuracy.isna().all()
     assert sphere_panels is RENDERERS["sphere_panels"]
 

@@ -15,7 +15,8 @@ from cova.config import ConfigError, validate_config
 from cova.datasets import GROUND_TRUTH_LOADERS, load
 from cova.datasets.base import Dataset
 from cova.datasets.faces import LATENT_RANGES, render_head
-from cova.experiments.nerv.panels import nerv_panels, run_measures
+from cova.experiments.nerv.panels import run_measures
+from cova.experiments.registry import render
 from cova.inputs import Inputs
 from cova.io import save_npz_atomic
 from cova.viz.panels import spread_points
@@ -101,7 +102,7 @@ def test_panels_measure_against_the_ground_truth(tmp_path):
             for e, Z in [("truth", T), ("pixels", X[:, :2])]]
     out = {k: str(tmp_path / f"o.{k}") for k in ("png", "csv", "html")}
     spec = {"name": "f8", "renderer": "nerv_panels", "measure_space": "ground_truth", "k_max": 25, "runs": runs}
-    nerv_panels(spec, out)
+    render(spec, out)
     table = pd.read_csv(out["csv"]).set_index("method_entry")
     assert table.loc["truth", "trustworthiness_20"] == pytest.approx(1.0)
     assert table.loc["truth", "precision_20"] == pytest.approx(1.0)
@@ -111,7 +112,7 @@ def test_panels_measure_against_the_ground_truth(tmp_path):
     assert "ground truth" in open(out["html"], encoding="utf-8").read()
     Dataset(X, y, ["a", "b"]).save(tmp_path / "d.npz")  # the same data without ground truth: refused by name
     with pytest.raises(ValueError, match="'toy' has no ground_truth"):
-        nerv_panels(spec, out)
+        render(spec, out)
 
 
 def _config(dataset: str, renderer: str) -> dict:

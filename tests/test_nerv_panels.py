@@ -14,7 +14,7 @@ from cova.datasets.base import Dataset
 from cova.experiments.nerv.panels import label_of, nerv_panels, run_measures, select_by_f, table2
 from cova.experiments.nerv.retrieval import retrieval
 from cova.experiments.reference import REFERENCE
-from cova.experiments.registry import RENDERERS
+from cova.experiments.registry import RENDERERS, render
 from cova.inputs import Inputs
 from cova.io import save_npz_atomic
 from cova.methods import make_method
@@ -165,7 +165,7 @@ def test_renderer_end_to_end(tmp_path):
     spec = {"name": "t", "paper": "nerv", "renderer": "nerv_panels", "reference": "nerv_table2", "k_max": 25,
             "caption": "The paper's data sets are not available.", "notes": "NeRV wins.", "runs": runs}
     out = {k: str(tmp_path / f"o.{k}") for k in ("png", "csv", "html")}
-    nerv_panels(spec, out)
+    render(spec, out)
     table = pd.read_csv(out["csv"])
     assert table.method_entry.tolist() == [r["entry"] for r in runs]
     assert table.selected.tolist() == [False, True, False, True, False]  # λ = 0.5 (good display) wins by F
@@ -190,7 +190,7 @@ def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
              "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"), **_write_run(tmp_path, e, Z)}
             for e, Z in [("same", X), ("noisy", noisy)]]
     out = {k: str(tmp_path / f"r.{k}") for k in ("png", "csv", "html")}
-    retrieval({"name": "fig2", "renderer": "retrieval", "pr_relevant": 10, "joint": True, "notes": "A trade-off.",
+    render({"name": "fig2", "renderer": "retrieval", "pr_relevant": 10, "joint": True, "notes": "A trade-off.",
                "runs": runs}, out)
     table = pd.read_csv(out["csv"]).set_index("method_entry")
     # Fig. 9E's joint measures: the same as the metric called directly, and worse for the noisy display

@@ -93,7 +93,7 @@ def test_link_graphs_renderer_counts_links(tmp_path, toy, reference):
     runs = [_write_run(tmp_path, "same", Z_same, inputs, raw, names),
             _write_run(tmp_path, "swapped", Z_swapped, inputs, raw, names, placed=inputs.prototypes)]
     out = {k: str(tmp_path / f"t2.{k}") for k in ("png", "csv", "html")}
-    render({"name": "t2", "renderer": "link_graphs", "reference": reference, "kappa": 1, "show_prototypes": True,
+    render({"name": "t2", "renderer": "link_graphs", "reference_graph": reference, "kappa": 1, "show_prototypes": True,
             "runs": runs}, out)
     table = pd.read_csv(out["csv"]).set_index("method_entry")
     assert table.loc["same", ["tp", "fp", "fn"]].tolist() == [4, 0, 0]
@@ -142,19 +142,18 @@ def test_supervised_shrink_raises_class_separation():
     assert abs(s_n(X, Z01, labels) - s_n(X, Z1, labels)) <= 0.15
 
 
-def test_config_checks_the_link_graph_reference():
-    """In a ``link_graphs`` block, ``reference`` names a cohort graph; anything else stops validation."""
-    from pathlib import Path
+def test_the_link_graph_reference_is_a_declared_option():
+    """In a ``link_graphs`` block, ``reference_graph`` names a cohort graph; anything else (e.g. a key of the paper's
+    printed numbers, which ``reference`` names) is refused by name."""
+    from cova.constraints import OptionError
+    from cova.experiments.registry import check_experiment
 
-    import yaml
-
-    from cova.config import ConfigError, validate_config
-
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "ci.yaml").read_text())
-    validate_config(config)
-    config["paper"]["experiments"]["table2"]["reference"] = "cova_table1"  # a paper-numbers key is not a graph
-    with pytest.raises(ConfigError, match="reference cohort graph"):
-        validate_config(config)
+    assert check_experiment("table2", {"renderer": "link_graphs"})["reference_graph"] == "raw_centroid_cosine"
+    assert check_experiment("table2", {"renderer": "link_graphs", "reference": "cova_table1",
+                                       "reference_graph": "prototypes"})["reference_graph"] == "prototypes"
+    with pytest.raises(OptionError, match=r"config key paper\.experiments\.table2\.reference_graph: 'cova_table1' "
+                                          r"is not allowed; allowed: a str among"):
+        check_experiment("table2", {"renderer": "link_graphs", "reference_graph": "cova_table1"})
 
 
 def test_every_renderer_of_the_schema_is_registered():

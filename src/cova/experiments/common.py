@@ -6,17 +6,24 @@ of the configuration plus ``runs``, one dict per run with ``dataset``, ``inputs`
 ``entry`` (the run's method entry, grid values included), ``group`` (the configured method entry it was expanded
 from), ``method`` (the registered method), ``grid`` (its grid values) and the files ``data``, ``inputs_file``,
 ``embedding`` and ``scores``. It writes ``out["png"]``, ``out["csv"]`` (scores as fractions) and ``out["html"]``.
+
+The keys every experiment may set (:data:`cova.experiments.registry.COMMON_KEYS`: ``title``, ``caption``,
+``notes``, ``reference``, ...) stay in the spec (:func:`about` reads the texts); a renderer's own options are its
+declared keyword arguments (:func:`cova.constraints.declare`), with the constraints below for what several
+renderers share (:data:`SCORES`, :class:`MappingOf`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ..constraints import ListOf, Options, StrOptions, make_constraint
 from ..datasets.base import Dataset
 from ..embedding import Embedding
 from ..inputs import Inputs
@@ -24,8 +31,9 @@ from ..metrics.summary import SCORE_KEYS
 from ..viz.tables import write_csv_atomic, write_html_atomic
 from .reference import REFERENCE
 
-__all__ = ["DEFAULT_SCORES", "DEVIATION_COLUMN", "DEVIATION_POINTS", "RECORD_SCORES", "RunLoader", "run_scores",
-           "records", "is_deviation", "flag_deviations", "with_reference", "write_tables", "findings_note"]
+__all__ = ["DEFAULT_SCORES", "DEVIATION_COLUMN", "DEVIATION_POINTS", "RECORD_SCORES", "SCORE_NAMES", "SCORES",
+           "MappingOf", "About", "about", "RunLoader", "run_scores", "records", "is_deviation", "flag_deviations",
+           "with_reference", "write_tables", "findings_note"]
 
 #: Scores shown when an experiment does not list its own.
 DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
@@ -35,6 +43,47 @@ DEVIATION_POINTS = 10.0
 DEVIATION_COLUMN = f"off_by_more_than_{DEVIATION_POINTS:g}_points"
 #: The scores every record of :func:`records` carries (the results table's; NaN where a run lacks one).
 RECORD_SCORES = tuple(SCORE_KEYS)
+#: Every score key an experiment may list in ``scores`` (keys of a run's ``scores.json``).
+SCORE_NAMES = ("s_n", "s_s", "s_c", "s_c_aligned", "s_c_r", "trustworthiness", "continuity", "s_n_test", "s_s_test",
+               "s_c_test", "s_c_aligned_test", "s_c_r_test", "trustworthiness_test", "continuity_test",
+               "s_c_r_gold", "s_s_gold", "s_c_r_orig", "s_c_r_orig_test", "trustworthiness_k7", "continuity_k7",
+               "knn_accuracy_k1", "knn_accuracy_k3", "knn_accuracy_k5", "knn_accuracy_k10", "knn_accuracy_k15",
+               "knn_accuracy_k20", "knn_accuracy_k25", "knn_accuracy_k30", "shepard_goodness", "normalized_stress",
+               "centroid_triplet_accuracy", "radius_correlation")
+#: The constraint of a renderer's ``scores`` option: a list of :data:`SCORE_NAMES`.
+SCORES = [ListOf([StrOptions(set(SCORE_NAMES))], description="a list of score keys (e.g. ['s_n', 's_c_r'])")]
+
+
+class MappingOf(Options):
+    """A mapping of names (str) to values each satisfying one of ``constraints``, with at least ``min_items``
+    entries (e.g. ``inputs_labels``: inputs block -> label; ``examples``: grid parameter -> number)."""
+
+    def __init__(self, constraints: Sequence[Any], description: str, min_items: int = 0):
+        super().__init__(Mapping, set())
+        self.values = [make_constraint(c) for c in constraints]
+        self.description = description
+        self.min_items = min_items
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return (isinstance(val, Mapping) and len(val) >= self.min_items
+                and all(isinstance(k, str) and any(c.is_satisfied_by(v) for c in self.values)
+                        for k, v in val.items()))
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class About(NamedTuple):
+    """The texts every experiment may set: its ``title`` (default: its name), ``caption`` and ``notes``."""
+
+    title: str
+    caption: str
+    notes: str
+
+
+def about(spec: Mapping[str, Any]) -> About:
+    """The experiment's title (its name when it sets none), caption and notes (empty when unset)."""
+    return About(spec.get("title", spec["name"]), spec.get("caption", ""), spec.get("notes", ""))
 
 
 def run_scores(run: dict[str, Any]) -> dict[str, Any]:
@@ -85,10 +134,10 @@ class RunLoader:
         return self.run_inputs(run), self.raw_X(run), emb.Z, emb.placed_prototypes
 
 
-def records(spec: dict[str, Any]) -> pd.DataFrame:
-    """One row per run: its names, grid values, status, :data:`RECORD_SCORES` and any other key the experiment
-    lists in ``scores`` (e.g. featMAP's opt-in measures)."""
-    keys = [*RECORD_SCORES, *(k for k in spec.get("scores") or () if k not in RECORD_SCORES)]
+def records(spec: dict[str, Any], scores: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per run: its names, grid values, status, :data:`RECORD_SCORES` and any other key of ``scores``
+    (the experiment's ``scores`` option, e.g. featMAP's opt-in measures)."""
+    keys = [*RECORD_SCORES, *(k for k in scores if k not in RECORD_SCORES)]
     rows = []
     for run in spec["runs"]:
         scores = run_scores(run)
@@ -130,17 +179,19 @@ def write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str])
     """``table`` as CSV and as HTML with the experiment's caption, the source of its ``paper_*`` columns and its
     notes."""
     write_csv_atomic(table, out["csv"])
-    note = spec.get("caption", "")
+    text = about(spec)
+    note = text.caption
     if spec.get("reference"):
         note += f" Columns paper_* are the numbers printed in {REFERENCE[spec['reference']]['source']}."
-    if spec.get("notes"):
-        note += f" Deviations: {spec['notes']}"
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
+    if text.notes:
+        note += f" Deviations: {text.notes}"
+    write_html_atomic(table, out["html"], title=text.title, note=note)
 
 
 def findings_note(spec: dict[str, Any], extra: str = "") -> str:
     """The experiment's caption, ``extra`` and its notes (as "Deviations and findings")."""
-    note = spec.get("caption", "") + extra
-    if spec.get("notes"):
-        note += f" Deviations and findings: {spec['notes']}"
+    text = about(spec)
+    note = text.caption + extra
+    if text.notes:
+        note += f" Deviations and findings: {text.notes}"
     return note

@@ -12,24 +12,95 @@ experiment names a ``reference``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ..constraints import POSITIVE, POSITIVE_INT, SEED, Block, Rule, declare, real
 from ..inputs import Inputs
 from ..metrics.neighborhood import knn_indices
 from ..metrics.retrieval import knn_misclassified
 from ..viz.figures import save_figure
 from ..viz.panels import ScatterPanel, scatter_grid_figure, spread_points
+from ..viz.runtimes import fit_times_figure
 from ..viz.saliency import image_shape
 from ..viz.scatter import format_scores
 from ..viz.sweeps import heatmap_figure, sweep_figure
 from ..viz.tables import write_csv_atomic, write_html_atomic
-from .common import DEFAULT_SCORES, RunLoader, findings_note, records, with_reference, write_tables
+from .common import (
+    DEFAULT_SCORES,
+    SCORES,
+    MappingOf,
+    RunLoader,
+    about,
+    findings_note,
+    records,
+    with_reference,
+    write_tables,
+)
 
-__all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "fit_times", "time_order", "neighbour_groups"]
+__all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "fit_times", "time_order", "neighbour_groups",
+           "Neighbours", "Misplaced", "Thumbnails", "neighbour_options", "misplaced_options", "thumbnail_options",
+           "examples_match_a_run"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The nested options of the scatter grids
+# ----------------------------------------------------------------------------------------------------------------
+class Neighbours(NamedTuple):
+    """Seeded example points per cohort marked with their nearest neighbours in X (:func:`neighbour_groups`)."""
+
+    per_cohort: int
+    k: int
+    random_state: int
+
+
+@declare({"per_cohort": POSITIVE_INT, "k": POSITIVE_INT, "random_state": SEED})
+def neighbour_options(*, per_cohort: int = 1, k: int = 4, random_state: int = 0) -> Neighbours:
+    """The ``neighbours`` block of ``scatter_grid`` / ``score_table``: ``per_cohort`` seeded example points of every
+    cohort (seed ``random_state``), each marked with its ``k`` nearest neighbours in X (COVA Fig. H.1)."""
+    return Neighbours(per_cohort, k, random_state)
+
+
+class Misplaced(NamedTuple):
+    """Boxes around the points whose k-NN vote in the panel is another cohort."""
+
+    k: int
+
+
+@declare({"k": POSITIVE_INT})
+def misplaced_options(*, k: int = 5) -> Misplaced:
+    """The ``misplaced`` block of ``scatter_grid`` / ``score_table``: boxes around the points whose ``k``-NN vote in
+    the panel is another cohort (COVA Fig. H.1)."""
+    return Misplaced(k)
+
+
+class Thumbnails(NamedTuple):
+    """The images of points spread over each panel."""
+
+    grid: int
+    zoom: float
+
+
+@declare({"grid": POSITIVE_INT, "zoom": POSITIVE})
+def thumbnail_options(*, grid: int = 6, zoom: float = 0.5) -> Thumbnails:
+    """The ``thumbnails`` block of ``scatter_grid`` / ``score_table``: the images of about ``grid`` × ``grid``
+    points spread over each panel, drawn at their places at scale ``zoom`` (datasets whose X are images)."""
+    return Thumbnails(grid, zoom)
+
+
+#: The options of the cohort scatter grid ``score_table`` and ``scatter_grid`` draw (:func:`_scatter_grid`).
+SCATTER_GRID_OPTIONS: dict[str, list[Any]] = {
+    "n_cols": [*POSITIVE_INT, None],
+    "original": ["boolean"],
+    "show_prototypes": ["boolean"],
+    "neighbours": [Block(neighbour_options, "a mapping {per_cohort, k, random_state}"), None],
+    "misplaced": [Block(misplaced_options, "a mapping {k}"), None],
+    "thumbnails": [Block(thumbnail_options, "a mapping {grid, zoom}"), None],
+}
 
 
 def _original_panel(inp: Inputs) -> ScatterPanel:
@@ -57,89 +128,103 @@ def neighbour_groups(X: np.ndarray, labels: np.ndarray, per_cohort: int, k: int,
 
 
 def _thumbnails(load: RunLoader, run: dict[str, Any], Z: np.ndarray,
-                options: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The images of points spread over display ``Z`` (:func:`cova.viz.panels.spread_points` on a
-    ``options["grid"]`` grid, default 6), from the run's dataset as loaded; ``None`` for a display with no finite
-    points."""
+                grid: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The images of points spread over display ``Z`` (:func:`cova.viz.panels.spread_points` on a ``grid`` ×
+    ``grid`` grid), from the run's dataset as loaded; ``None`` for a display with no finite points."""
     if not np.all(np.isfinite(Z)):
         return None
     data = load.dataset(run)
     X = data.X
     shape = image_shape(X.shape[1], data.meta)
-    idx = spread_points(Z, int(options.get("grid", 6)))
+    idx = spread_points(Z, grid)
     return idx, X[idx].reshape(len(idx), *shape)
 
 
-def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str) -> None:
-    """The cohort scatters of ``spec``'s runs, a row per dataset. Options: ``original: true`` (a first panel with
-    the inputs' X), ``neighbours: {per_cohort, k, random_state}`` (:func:`neighbour_groups`, marked in every
-    panel), ``misplaced: {k}`` (boxes around the points whose k-NN vote in the panel is another cohort,
-    :func:`cova.metrics.retrieval.knn_misclassified`), ``thumbnails: {grid, zoom}`` (:func:`_thumbnails`)."""
+def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str, n_cols: int | None, original: bool,
+                  show_prototypes: bool, neighbours: Mapping[str, Any] | None, misplaced: Mapping[str, Any] | None,
+                  thumbnails: Mapping[str, Any] | None) -> None:
+    """The cohort scatters of ``spec``'s runs, a row per dataset (wrapped after ``n_cols`` panels; one row when
+    ``None``). ``original``: a first panel with the inputs' X; ``neighbours`` (:func:`neighbour_options`,
+    :func:`neighbour_groups`, marked in every panel); ``misplaced`` (:func:`misplaced_options`: boxes around the
+    points whose k-NN vote in the panel is another cohort, :func:`cova.metrics.retrieval.knn_misclassified`);
+    ``thumbnails`` (:func:`thumbnail_options`, :func:`_thumbnails`); ``show_prototypes``: the prototypes the runs
+    placed cohorts at."""
     load = RunLoader()
-    hood, misplaced = spec.get("neighbours"), spec.get("misplaced")
+    hood = neighbour_options(**neighbours) if neighbours else None
+    boxes = misplaced_options(**misplaced) if misplaced else None
+    thumbs_of = thumbnail_options(**thumbnails) if thumbnails else None
     rows = []
     for d in dict.fromkeys(r["dataset"] for r in spec["runs"]):
         row = []
         runs = [r for r in spec["runs"] if r["dataset"] == d]
         first = load.run_inputs(runs[0])
-        groups = () if not hood else neighbour_groups(first.X, first.labels, int(hood.get("per_cohort", 1)),
-                                                      int(hood.get("k", 4)), int(hood.get("random_state", 0)))
-        if spec.get("original"):
+        groups = () if hood is None else neighbour_groups(first.X, first.labels, hood.per_cohort, hood.k,
+                                                          hood.random_state)
+        if original:
             row.append(replace(_original_panel(first), groups=groups))
         for run in runs:
             inp, emb = load.run_inputs(run), load.embedding(run)
             rec = table[(table.dataset == run["dataset"]) & (table.inputs == run["inputs"])
                         & (table.method_entry == run["entry"])].iloc[0]
-            placed = emb.placed_or_none if spec.get("show_prototypes", True) else None
+            placed = emb.placed_or_none if show_prototypes else None
             name = run["entry"] if len({r["inputs"] for r in runs}) == 1 else f"{run['inputs']}: {run['entry']}"
             title = f"{run['dataset']}: {name}\n{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"
             boxed = None
-            if misplaced and np.all(np.isfinite(emb.Z)):
-                k = int(misplaced.get("k", 5))
-                boxed = np.flatnonzero(knn_misclassified(emb.Z[:, :2], inp.labels, k))
-                title += f"\n{len(boxed)} boxed: {k}-NN vote for another cohort"
-            thumbs = _thumbnails(load, run, emb.Z, spec["thumbnails"]) if spec.get("thumbnails") else None
+            if boxes is not None and np.all(np.isfinite(emb.Z)):
+                boxed = np.flatnonzero(knn_misclassified(emb.Z[:, :2], inp.labels, boxes.k))
+                title += f"\n{len(boxed)} boxed: {boxes.k}-NN vote for another cohort"
+            thumbs = _thumbnails(load, run, emb.Z, thumbs_of.grid) if thumbs_of is not None else None
             row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed, title, groups=groups, boxed=boxed,
                                     thumbnails=thumbs,
-                                    thumbnail_zoom=float((spec.get("thumbnails") or {}).get("zoom", 0.5))))
-        n_cols = int(spec.get("n_cols") or len(row))
-        rows.extend(row[i:i + n_cols] for i in range(0, len(row), n_cols))
-    side = 5.0 if spec.get("thumbnails") else None  # room for the images
-    save_figure(scatter_grid_figure(rows, spec.get("title", spec["name"]), **({"width": side, "height": side}
-                                                                               if side else {})), path)
+                                    thumbnail_zoom=float(thumbs_of.zoom if thumbs_of is not None else 0.5)))
+        wrap = int(n_cols or len(row))
+        rows.extend(row[i:i + wrap] for i in range(0, len(row), wrap))
+    side = 5.0 if thumbs_of is not None else None  # room for the images
+    save_figure(scatter_grid_figure(rows, about(spec).title, **({"width": side, "height": side} if side else {})),
+                path)
 
 
-def score_table(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Scores beside the paper's numbers, and a scatter grid."""
-    scores = spec.get("scores") or DEFAULT_SCORES
-    table = with_reference(records(spec), spec.get("reference"), scores)
+@declare({"scores": SCORES, **SCATTER_GRID_OPTIONS})
+def score_table(spec: dict[str, Any], out: dict[str, str], *, scores: Sequence[str] = tuple(DEFAULT_SCORES),
+                n_cols: int | None = None, original: bool = False, show_prototypes: bool = True,
+                neighbours: Mapping[str, Any] | None = None, misplaced: Mapping[str, Any] | None = None,
+                thumbnails: Mapping[str, Any] | None = None) -> None:
+    """Scores (``scores``) beside the paper's numbers (``reference``), and a scatter grid (the other options:
+    :func:`_scatter_grid`)."""
+    scores = list(scores)
+    table = with_reference(records(spec, scores), spec.get("reference"), scores)
     write_tables(spec, table, out)
-    _scatter_grid(spec, table, out["png"])
+    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails)
 
 
-def scatter_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """One cohort scatter per run, one row per dataset (wrapped after ``n_cols`` panels if the experiment sets it;
-    ``show_prototypes: false`` leaves out the prototypes the runs placed cohorts at)."""
+@declare(SCATTER_GRID_OPTIONS)
+def scatter_grid(spec: dict[str, Any], out: dict[str, str], *, n_cols: int | None = None, original: bool = False,
+                 show_prototypes: bool = True, neighbours: Mapping[str, Any] | None = None,
+                 misplaced: Mapping[str, Any] | None = None, thumbnails: Mapping[str, Any] | None = None) -> None:
+    """One cohort scatter per run, one row per dataset (wrapped after ``n_cols`` panels; ``show_prototypes: false``
+    leaves out the prototypes the runs placed cohorts at; the other options: :func:`_scatter_grid`)."""
     table = records(spec)
     write_tables(spec, table, out)
-    _scatter_grid(spec, table, out["png"])
+    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails)
 
 
-def sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Scores against the swept grid parameter ``x``."""
-    x = spec["x"]
-    scores = spec.get("scores") or DEFAULT_SCORES
-    table = records(spec).sort_values([c for c in ("dataset", "method", x)], kind="stable", ignore_index=True)
+@declare({"x": [str], "scores": SCORES})
+def sweep(spec: dict[str, Any], out: dict[str, str], *, x: str, scores: Sequence[str] = tuple(DEFAULT_SCORES)
+          ) -> None:
+    """Scores (``scores``) against the swept grid parameter ``x``."""
+    scores = list(scores)
+    table = records(spec, scores).sort_values([c for c in ("dataset", "method", x)], kind="stable",
+                                              ignore_index=True)
     write_tables(spec, table, out)
-    save_figure(sweep_figure(table, x, scores, spec.get("title", spec["name"])), out["png"])
+    save_figure(sweep_figure(table, x, scores, about(spec).title), out["png"])
 
 
-def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: dict[str, Any]) -> list[ScatterPanel]:
+def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: Mapping[str, Any]) -> list[ScatterPanel]:
     """Scatter panels of the runs whose grid values equal every item of ``where``, in the table's order."""
     load, panels = RunLoader(), []
     chosen = [r for r in spec["runs"] if all(r.get("grid", {}).get(k) == v for k, v in where.items())]
     if not chosen:
-        raise ValueError(f"experiment {spec['name']!r}: no run has the grid values examples = {where}")
+        raise ValueError(f"experiment {spec['name']!r}: no run has the grid values examples = {dict(where)}")
     for run in chosen:
         inp, emb = load.run_inputs(run), load.embedding(run)
         rec = table[table.method_entry == run["entry"]]
@@ -152,15 +237,33 @@ def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: dict[str, 
     return panels
 
 
-def heatmap(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """One heat map per score over the grid parameters ``x`` and ``y``; ``examples: {param: value, ...}`` adds
-    the scatters of the runs with those grid values below (COVA Fig. H.2's outputs at α = 0.9)."""
-    x, y = spec["x"], spec["y"]
-    scores = spec.get("scores") or DEFAULT_SCORES
-    table = records(spec).sort_values([y, x], kind="stable", ignore_index=True)
+def examples_match_a_run(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Rule of ``heatmap``: ``examples`` must equal the grid values of at least one of the experiment's runs
+    (``context["runs"]``; not checked without them)."""
+    examples = options.get("examples")
+    if not examples or "runs" not in context:
+        return None
+    if any(all(run.get("grid", {}).get(k) == v for k, v in examples.items()) for run in context["runs"]):
+        return None
+    return "examples", "it matches no run's grid values; allowed: the grid values of the experiment's method entries"
+
+
+_EXAMPLES_RULES: list[Rule] = [examples_match_a_run]
+
+
+@declare({"x": [str], "y": [str], "scores": SCORES,
+          "examples": [MappingOf([real()], "a mapping of grid parameters to numbers (at least one)",
+                                 min_items=1), None]},
+         rules=_EXAMPLES_RULES)
+def heatmap(spec: dict[str, Any], out: dict[str, str], *, x: str, y: str,
+            scores: Sequence[str] = tuple(DEFAULT_SCORES), examples: Mapping[str, float] | None = None) -> None:
+    """One heat map per score (``scores``) over the grid parameters ``x`` and ``y``; ``examples: {param: value,
+    ...}`` adds the scatters of the runs with those grid values below (COVA Fig. H.2's outputs at α = 0.9)."""
+    scores = list(scores)
+    table = records(spec, scores).sort_values([y, x], kind="stable", ignore_index=True)
     write_tables(spec, table, out)
-    examples = _example_panels(spec, table, spec["examples"]) if spec.get("examples") else []
-    save_figure(heatmap_figure(table, x, y, scores, spec.get("title", spec["name"]), examples), out["png"])
+    panels = _example_panels(spec, table, examples) if examples else []
+    save_figure(heatmap_figure(table, x, y, scores, about(spec).title, panels), out["png"])
 
 
 def time_order(table: pd.DataFrame) -> str:
@@ -177,13 +280,12 @@ def time_order(table: pd.DataFrame) -> str:
     return " Computed from this table: " + "; ".join(parts) + "." if parts else ""
 
 
+@declare({})
 def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Every run's fit time against its number of samples l, one line per method entry on log-log axes (COVA Fig.
     H.11). The time is the embed job's own measurement (``Embedding.runtime_s``: the wall-clock seconds of ``fit``,
     plus ``transform`` of the held-out rows on a split) with the job's threads; l is the number of samples fitted
     (the training rows on a split). A degenerate run has no time point."""
-    import matplotlib.pyplot as plt
-
     load, rows = RunLoader(), []
     for run in spec["runs"]:
         emb, inp = load.embedding(run), load.run_inputs(run)
@@ -194,25 +296,7 @@ def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
     table = pd.DataFrame(rows).sort_values(["dataset", "method_entry", "n_samples"], kind="stable",
                                            ignore_index=True)
     note = findings_note(spec, time_order(table))
+    title = about(spec).title
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
-    datasets = list(dict.fromkeys(table.dataset))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(max(8.5, 6.4 * len(datasets)), 5.2), dpi=100, squeeze=False)
-    markers = "osD^vP*Xph<>"
-    for ax, d in zip(axes[0], datasets):
-        g = table[(table.dataset == d) & (table.status == "ok")]
-        for i, (entry, h) in enumerate(g.groupby("method_entry", sort=False)):
-            ax.plot(h.n_samples, h.runtime_s, marker=markers[i % len(markers)], ms=4, color=f"C{i % 10}",
-                    linestyle="-" if i < 10 else "--", label=entry)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        sizes = sorted(set(g.n_samples))
-        ax.set_xticks(sizes, [str(n) for n in sizes])
-        ax.minorticks_off()
-        ax.set_xlabel("samples fitted, l")
-        ax.set_ylabel("fit wall-clock seconds (the embed job's threads)")
-        ax.set_title(d, fontsize=9)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7, ncol=2)
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    save_figure(fig, out["png"])
+    write_html_atomic(table, out["html"], title=title, note=note)
+    save_figure(fit_times_figure(table, title), out["png"])

@@ -1,7 +1,12 @@
 """The renderer registry: the name an experiment block gives as ``renderer`` -> the function that draws it.
 
 Every renderer takes the experiment spec (:meth:`cova.config.Plan.experiment_spec`, described in
-:mod:`.common`) and the output paths ``{"png", "csv", "html"}``.
+:mod:`.common`) and the output paths ``{"png", "csv", "html"}``, and its own options as keyword-only arguments:
+it is declared with :func:`cova.constraints.declare`, whose table (``_parameter_constraints``) lists what each
+option allows, whose rules (``_option_rules``) check what involves several options or the experiment's runs, and
+whose keyword defaults are the options' defaults. An experiment block holds :data:`COMMON_KEYS` (read from the
+spec by any renderer) and the options of its renderer, nothing else: :func:`check_experiment` checks a block before
+any job runs, :func:`render` splits the spec and calls the renderer.
 """
 
 from __future__ import annotations
@@ -10,9 +15,19 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["RENDERERS", "render"]
+from ..constraints import OptionError, check_options, parameter_constraints
 
-Renderer = Callable[[dict[str, Any], dict[str, str]], None]
+__all__ = ["COMMON_KEYS", "MODULES", "RENDERERS", "render", "renderer_options", "check_experiment"]
+
+#: The keys every experiment block (or spec) may hold whatever its renderer: which paper and renderer, the runs,
+#: the texts (``title``, ``caption``, ``notes``), ``reference`` (the key of the paper's printed numbers in
+#: :data:`cova.experiments.reference.REFERENCE`), the job's ``resources``, the ``fallbacks`` the plan resolved
+#: (:func:`cova.config.resolve_fallbacks`) and, in a spec, the experiment's ``name``. Every other key is an option
+#: of the renderer.
+COMMON_KEYS = frozenset({"paper", "renderer", "runs", "title", "caption", "notes", "reference", "resources",
+                         "fallbacks", "name"})
+
+Renderer = Callable[..., None]
 
 #: Renderer name -> the module (under cova.experiments) that defines the function of that name.
 MODULES: dict[str, str] = {
@@ -54,6 +69,38 @@ class _Renderers(Mapping[str, Renderer]):
 RENDERERS: Mapping[str, Renderer] = _Renderers()
 
 
+def renderer_options(name: str) -> Renderer:
+    """The declared function of renderer ``name``: its ``_parameter_constraints`` table, its ``_option_rules`` and
+    its keyword defaults are the options an experiment block of that renderer may set."""
+    return RENDERERS[name]
+
+
+def check_experiment(name: str, block: Mapping[str, Any], context: Mapping[str, Any] | None = None
+                     ) -> dict[str, Any]:
+    """Check the options of experiment block ``block`` (configured as ``paper.experiments.<name>``) against its
+    renderer's declaration and return them with the defaults filled in; :class:`cova.constraints.OptionError`
+    names the key and what is allowed. ``context["runs"]``: one dict per expanded run of the experiment (keys
+    ``dataset``, ``loader``, ``inputs``, ``entry``, ``group``, ``method``, ``grid``), what the renderers' rules
+    check the options against (e.g. ``examples`` against the runs' grid values)."""
+    renderer = block.get("renderer")
+    if renderer not in MODULES:
+        raise OptionError(f"paper.experiments.{name}.renderer",
+                          f"{renderer!r} is not allowed; allowed values: {sorted(MODULES)}")
+    options = {k: v for k, v in block.items() if k not in COMMON_KEYS}
+    return check_options(RENDERERS[renderer], options, f"paper.experiments.{name}", f"renderer {renderer!r}",
+                         context)
+
+
 def render(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Render experiment ``spec`` into ``out`` (keys png, csv, html)."""
-    RENDERERS[spec["renderer"]](spec, out)
+    """Render experiment ``spec`` into ``out`` (keys png, csv, html): the renderer gets the spec's common keys
+    (and its runs) and, as keyword arguments, the options of its declaration the spec sets (the declaration checks
+    them); a key that is neither common nor declared is an error."""
+    renderer = RENDERERS[spec["renderer"]]
+    declared = parameter_constraints(renderer)
+    unknown = sorted(set(spec) - COMMON_KEYS - set(declared))
+    if unknown:
+        raise OptionError(f"paper.experiments.{spec.get('name')}",
+                          f"unknown parameters {unknown}; allowed for renderer {spec['renderer']!r}: "
+                          f"{sorted(declared)}")
+    common = {k: v for k, v in spec.items() if k not in declared}
+    renderer(common, out, **{k: spec[k] for k in declared if k in spec})

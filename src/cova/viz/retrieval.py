@@ -1,8 +1,10 @@
 """The NeRV paper's retrieval views of embeddings (Venna et al. 2010, Figs. 2-7): smoothed precision-recall
-scatters, trustworthiness / continuity curves over k, and the six measure panels per data set."""
+scatters, trustworthiness / continuity curves over k, and the six measure panels per data set; and its supervised
+comparison (Fig. 13): the k-fold 5-NN test error of every method as grouped bars."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-__all__ = ["retrieval_figure", "measure_panels_figure"]
+__all__ = ["retrieval_figure", "measure_panels_figure", "cv_error_figure"]
 
 
 def retrieval_figure(table: pd.DataFrame, curves: Sequence[tuple[dict[str, Any], np.ndarray, np.ndarray]],
@@ -136,4 +138,31 @@ def measure_panels_figure(table: pd.DataFrame, curves: dict[int, dict[str, Any]]
                for g in groups]
     fig.legend(handles=handles, loc="lower center", ncol=min(len(groups), 12), fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def cv_error_figure(table: pd.DataFrame, n_folds_used: int, n_folds: int, title: str) -> plt.Figure:
+    """NeRV Fig. 13: per data set one bar per method entry, the mean held-out 5-NN error with its standard deviation
+    as error bar (``table``: columns ``dataset``, ``method_entry``, ``mean_error``, ``std_error``, and ``versus`` /
+    ``p_value`` on the best entry's row, whose paired t-test p-value is written under the data set)."""
+    datasets = list(dict.fromkeys(table.dataset))
+    entries = list(dict.fromkeys(table.method_entry))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.0 + 0.45 * len(datasets) * len(entries)), 4.6), dpi=100)
+    width = 0.8 / len(entries)
+    for i, entry in enumerate(entries):
+        t = table.set_index(["dataset", "method_entry"])
+        mean = [t.loc[(d, entry), "mean_error"] if (d, entry) in t.index else np.nan for d in datasets]
+        std = [t.loc[(d, entry), "std_error"] if (d, entry) in t.index else np.nan for d in datasets]
+        ax.bar(np.arange(len(datasets)) + (i - (len(entries) - 1) / 2) * width, mean, width, yerr=std, capsize=2,
+               color=f"C{i % 10}", label=entry)
+    for j, d in enumerate(datasets):
+        best = table[(table.dataset == d) & (table.versus != "")]
+        if len(best) and np.isfinite(best.p_value.iloc[0]):
+            ax.annotate(f"best vs 2nd: p = {best.p_value.iloc[0]:.2g}", (j, 0), xytext=(0, -28),
+                        textcoords="offset points", ha="center", fontsize=7)
+    ax.set_xticks(np.arange(len(datasets)), datasets)
+    ax.set_ylabel(f"5-NN test error, mean ± sd over {n_folds_used} of {n_folds} folds")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=min(4, len(entries)))
+    ax.set_title(textwrap.fill(title, 90), fontsize=9)
     return fig

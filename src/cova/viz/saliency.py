@@ -1,6 +1,8 @@
 """featMAP's interpretation drawings: per-point feature-importance (saliency) maps beside the images (featMAP Figs.
 1, 4-6, Supp. Fig. 8), the local frame with the features' loading arrows (Fig. 1, top right) and the local-radius
-scatter with its regression line (Fig. 7, Supp. Fig. 9).
+scatter with its regression line (Fig. 7, Supp. Fig. 9); and the whole figures built from them: the frame of one
+point (:func:`frame_figure`, Fig. 1), the adversarial examples (:func:`adversarial_figure`, Fig. 6, Supp. Fig. 8)
+and the density study (:func:`density_figure`, Fig. 7, Supp. Figs. 9-10).
 
 "Darker red = larger feature importance" (the paper's captions): maps are drawn with the ``Reds`` colour map, each
 scaled to its own maximum, the images in grey.
@@ -15,8 +17,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from .scatter import cohort_colours, plot_cohorts
+
 __all__ = ["image_shape", "draw_image", "draw_saliency", "image_pairs_figure", "draw_loading_arrows",
-           "draw_radius_scatter", "top_features"]
+           "draw_radius_scatter", "top_features", "frame_figure", "adversarial_figure", "density_figure"]
 
 
 def image_shape(n_features: int, meta: dict[str, Any] | None = None) -> tuple[int, int]:
@@ -134,3 +138,86 @@ def draw_radius_scatter(ax: Axes, r_original: np.ndarray, r_embedded: np.ndarray
     ax.set_title(f"{title}\nPearson r = {r:.3f}", fontsize=8)
     ax.tick_params(labelsize=6)
     return r
+
+
+def frame_figure(Z: np.ndarray, point: int, what: str, loadings: np.ndarray, frame: np.ndarray, names: Sequence[str],
+                 x: np.ndarray, importance: np.ndarray, shape: tuple[int, int], title: str
+                 ) -> tuple[plt.Figure, np.ndarray]:
+    """featMAP Fig. 1: the embedding ``Z`` (``what`` names it) with ``point`` in red, that point's embedded frame
+    and feature loading arrows (:func:`draw_loading_arrows`, the top ten named by ``names``), its image ``x`` and
+    its feature-importance map with the top ten features circled. Returns the figure and the top features."""
+    fig, ax = plt.subplots(2, 2, figsize=(8, 8))
+    ax[0, 0].scatter(Z[:, 0], Z[:, 1], s=2, c="0.6", linewidths=0)
+    ax[0, 0].scatter(Z[point, 0], Z[point, 1], s=40, c="tab:red", edgecolors="k")
+    ax[0, 0].set_title(f"{what}; point {point} in red", fontsize=8)
+    ax[0, 0].set_aspect("equal", "datalim")
+    top = draw_loading_arrows(ax[0, 1], loadings, frame, names)
+    ax[0, 1].set_title("embedded frame (dashed) and pixel loadings; top 10 in red", fontsize=8)
+    draw_image(ax[1, 0], x, shape, f"image {point}")
+    draw_saliency(ax[1, 1], importance, shape, "feature importance (top 10 pixels circled)")
+    ax[1, 1].scatter(top % shape[1], top // shape[1], s=60, facecolors="none", edgecolors="tab:blue")
+    fig.suptitle(title, fontsize=10)
+    return fig, top
+
+
+def adversarial_figure(Z: np.ndarray, labels: np.ndarray, adversarial_labels: np.ndarray, predicted: np.ndarray,
+                       accuracy: float, examples: Sequence[tuple[np.ndarray, int]], first_map: np.ndarray | None,
+                       shape: tuple[int, int], source: int,
+                       triples: Sequence[tuple[int, np.ndarray, np.ndarray, np.ndarray]], title: str) -> plt.Figure:
+    """featMAP Fig. 6 / Supp. Fig. 8. Row 1: the featMAP embedding ``Z`` of the adversarial set coloured by the true
+    ``labels`` and by the ``adversarial_labels``, and the fractions ``predicted`` as each digit (after the attack,
+    ``accuracy``). Row 2: adversarial ``examples`` of digit ``source`` (image, adversarial label) and the
+    importance map of the first (``first_map``). Then per adversarial label t of ``triples`` (t, clean source map,
+    adversarial source -> t map, clean t map): the three average importance maps on one colour scale."""
+    n_rows = 2 + max(len(triples), 1)
+    fig = plt.figure(figsize=(12, 3.0 * n_rows))
+    grid = fig.add_gridspec(n_rows, 6)
+    for k, (shown, name) in enumerate(((labels, "true label"), (adversarial_labels, "adversarial label"))):
+        ax = fig.add_subplot(grid[0, 3 * k:3 * k + 2])
+        plot_cohorts(ax, Z, shown, 10, point_size=2)
+        ax.set_title(f"featMAP of the adversarial set, coloured by {name}", fontsize=8)
+        handles = [plt.Line2D([], [], marker="o", ls="", color=cohort_colours(10)[d], label=str(d))
+                   for d in range(10)]
+        ax.legend(handles=handles, fontsize=5, loc="upper right", ncol=2)
+    ax = fig.add_subplot(grid[0, 2])
+    ax.bar(np.arange(10), predicted, color=cohort_colours(10))
+    ax.set_xticks(range(10))
+    ax.set_title(f"predicted labels (accuracy {accuracy:.3f})", fontsize=8)
+    for k, (image, label) in enumerate(examples):
+        draw_image(fig.add_subplot(grid[1, k]), image, shape, f"{source} -> {label}")
+    if examples and first_map is not None:
+        draw_saliency(fig.add_subplot(grid[1, 5]), first_map, shape, f"map of the first ({source} -> "
+                                                                       f"{examples[0][1]})")
+    for r, (t, m_s, m_a, m_t) in enumerate(triples):
+        vmax = max(m_s.max(), m_a.max(), m_t.max())
+        for k, (m, name) in enumerate(((m_s, f"clean {source}"), (m_a, f"adversarial {source} -> {t}"),
+                                       (m_t, f"clean {t}"))):
+            draw_saliency(fig.add_subplot(grid[2 + r, k]), m, shape, f"{name}: average importance", vmax=vmax)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def density_figure(maps: Sequence[tuple[np.ndarray, str, str, tuple[np.ndarray, np.ndarray]]], groups: np.ndarray,
+                   sparse: int, colours: np.ndarray, images: Sequence[tuple[int, np.ndarray]],
+                   shape: tuple[int, int], title: str) -> plt.Figure:
+    """featMAP Fig. 7 / Supp. Figs. 9-10. Per map of ``maps`` (embedding, panel title, method name, (original,
+    embedded) local radii) a column: the embedding coloured by subgroup (``groups``, ``colours``) with subgroup
+    ``sparse`` in brown, and below it its local-radius scatter (:func:`draw_radius_scatter`); along the bottom the
+    ``images`` (index, image) of that subgroup."""
+    n = len(maps)
+    fig = plt.figure(figsize=(5.5 * n, 12))
+    grid = fig.add_gridspec(3, 10 * n, height_ratios=[4, 4, 1.4])
+    for c, (Z, panel_title, name, radii) in enumerate(maps):
+        ax = fig.add_subplot(grid[0, 10 * c:10 * (c + 1)])
+        ax.scatter(Z[:, 0], Z[:, 1], s=3, c=colours, linewidths=0)
+        ax.scatter(Z[groups == sparse, 0], Z[groups == sparse, 1], s=6, c="saddlebrown", linewidths=0,
+                   label=f"subgroup {sparse}")
+        ax.legend(fontsize=7)
+        ax.set_title(panel_title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        draw_radius_scatter(fig.add_subplot(grid[1, 10 * c:10 * (c + 1)]), *radii, name, colours)
+    for j, (i, image) in enumerate(images):
+        draw_image(fig.add_subplot(grid[2, j * n:(j + 1) * n]), image, shape, f"subgroup {sparse}: #{i}")
+    fig.suptitle(title, fontsize=10)
+    return fig

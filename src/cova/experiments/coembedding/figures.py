@@ -16,11 +16,13 @@ table holds our measures and the HTML page states, computed from them, whether t
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...constraints import POSITIVE_INT, ListOf, StrOptions, declare, integer
 from ...embedding import Embedding
 from ...inputs import Inputs
 from ...metrics.coembedding import text_classification_error
@@ -28,15 +30,20 @@ from ...threads import job_threads
 from ...viz.coembedding import CoembeddingPanel, coembedding_grid_figure, measure_curves_figure
 from ...viz.figures import save_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import RunLoader, findings_note, run_scores
+from ..common import MappingOf, RunLoader, about, findings_note, run_scores
 
-__all__ = ["MEASURE_LABELS", "RUN_MEASURES", "coembed_maps", "coembed_sweep", "claim_findings"]
+__all__ = ["MEASURE_LABELS", "RUN_MEASURES", "SWEEP_MEASURES", "coembed_maps", "coembed_sweep", "claim_findings",
+           "one_n_words_per_dimension_sweep"]
 
 #: The measures of a run's ``scores.json`` these renderers show (lower is better for every one).
 RUN_MEASURES = ("gamma_objective", "mean_rank", "mean_rank_ties", "pooled_1nn_error")
 MEASURE_LABELS = {"gamma_objective": "Γ (lost mutual 5-NN pairs)", "mean_rank": "mean rank (top 10)",
                   "mean_rank_ties": "mean rank (tie-robust)", "pooled_1nn_error": "1-NN error (pooled)",
                   "text_error": "text classification error"}
+#: What ``coembed_sweep`` may draw against x: the run measures and the text classification error.
+SWEEP_MEASURES = ("text_error", "mean_rank", "mean_rank_ties", "pooled_1nn_error", "gamma_objective")
+#: The constraint of ``inputs_labels``: inputs block -> how the panels and tables name its input.
+INPUTS_LABELS = [MappingOf([str], "a mapping of inputs blocks to labels (str)"), None]
 
 
 def _panel(run: dict[str, Any], inputs: Inputs, emb: Embedding, title: str) -> CoembeddingPanel:
@@ -76,10 +83,13 @@ def _format(row: dict[str, Any], measures: tuple[str, ...]) -> str:
     return "  ".join(parts)
 
 
-def coembed_maps(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Maps of every run (see the module docstring) and their measures."""
+@declare({"original": ["boolean"], "inputs_labels": INPUTS_LABELS})
+def coembed_maps(spec: dict[str, Any], out: dict[str, str], *, original: bool = False,
+                 inputs_labels: Mapping[str, str] | None = None) -> None:
+    """Maps of every run (see the module docstring) and their measures; ``original``: a first row with the input
+    points; ``inputs_labels``: inputs block -> how the panels and the table name its input."""
     load = RunLoader()
-    labels = spec.get("inputs_labels", {})
+    labels = dict(inputs_labels or {})
     columns = list(dict.fromkeys((r["dataset"], r["inputs"]) for r in spec["runs"]))
     entries = list(dict.fromkeys(r["entry"] for r in spec["runs"]))
     records, cells = [], {}
@@ -92,7 +102,7 @@ def coembed_maps(spec: dict[str, Any], out: dict[str, str]) -> None:
         title = f"{run['dataset']} ({label}): {run['entry']}\n{measures}"
         cells[(run["dataset"], run["inputs"], run["entry"])] = _panel(run, load.run_inputs(run), emb, title)
     grid: list[list[CoembeddingPanel | None]] = []
-    if spec.get("original"):
+    if original:
         row: list[CoembeddingPanel | None] = []
         for dataset, inputs in columns:
             run = next(r for r in spec["runs"] if (r["dataset"], r["inputs"]) == (dataset, inputs))
@@ -109,12 +119,13 @@ def coembed_maps(spec: dict[str, Any], out: dict[str, str]) -> None:
         grid.append([cells.get((d, i, entry)) for d, i in columns])
     table = pd.DataFrame(records)
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(spec))
-    save_figure(coembedding_grid_figure(grid, spec.get("title", spec["name"])), out["png"])
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=findings_note(spec))
+    save_figure(coembedding_grid_figure(grid, title), out["png"])
 
 
-def _text_errors(spec: dict[str, Any], run: dict[str, Any], inputs: Inputs, emb: Embedding,
-                 n_words: list[int]) -> list[tuple[int, float, int]]:
+def _text_errors(run: dict[str, Any], inputs: Inputs, emb: Embedding, n_words: list[int],
+                 n_folds: int) -> list[tuple[int, float, int]]:
     rel = inputs.relation
     # a class cannot take more words than there are: those settings are left out for this relation
     n_words = [w for w in n_words if w <= rel.shape[1]]
@@ -123,7 +134,7 @@ def _text_errors(spec: dict[str, Any], run: dict[str, Any], inputs: Inputs, emb:
         return [(w, np.nan, 0) for w in n_words]
     seed = int(inputs.spec.get("seed", 0))
     return [(w, *text_classification_error(rel.matrix, emb.Z, columns, rel.row_labels, w,
-                                           n_folds=int(spec.get("n_folds", 10)), random_state=seed,
+                                           n_folds=n_folds, random_state=seed,
                                            n_jobs=job_threads()))
             for w in n_words]
 
@@ -153,19 +164,33 @@ def claim_findings(table: pd.DataFrame, x: str, measures: list[str], proposed: s
     return " Computed from this table: " + " | ".join(parts) + "." if parts else ""
 
 
-def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Measures against ``x`` (see the module docstring)."""
-    x = spec.get("x", "n_components")
-    if x not in ("n_components", "n_words"):
-        raise ValueError(f"coembed_sweep: x must be n_components or n_words, got {x!r}")
-    measures = list(spec.get("measures") or ["mean_rank", "pooled_1nn_error"])
-    line = spec.get("line", "group")
-    words = spec.get("n_words", 20)
-    n_words = [int(w) for w in (words if isinstance(words, list) else [words])]
-    if x == "n_components" and len(n_words) != 1:
+def one_n_words_per_dimension_sweep(options: Mapping[str, Any], context: Mapping[str, Any]
+                                    ) -> tuple[str, str] | None:
+    """Rule of ``coembed_sweep``: against ``x: n_components`` the text error takes one ``n_words``."""
+    words = options.get("n_words")
+    if options.get("x") == "n_components" and isinstance(words, (list, tuple)) and len(words) != 1:
+        return "n_words", "with x = n_components give one n_words (words per class)"
+    return None
+
+
+@declare({"x": [StrOptions({"n_components", "n_words"})],
+          "measures": [ListOf([StrOptions(set(SWEEP_MEASURES))])],
+          "n_words": [*POSITIVE_INT, ListOf(POSITIVE_INT)], "line": [str], "n_folds": [integer(2, None)],
+          "maps": ["boolean"], "inputs_labels": INPUTS_LABELS},
+         rules=[one_n_words_per_dimension_sweep])
+def coembed_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str = "n_components",
+                  measures: Sequence[str] = ("mean_rank", "pooled_1nn_error"), n_words: int | Sequence[int] = 20,
+                  line: str = "group", n_folds: int = 10, maps: bool = False,
+                  inputs_labels: Mapping[str, str] | None = None) -> None:
+    """Measures (``measures``) against ``x`` (see the module docstring): ``n_words`` words per class for the text
+    error (a list when x is n_words), ``n_folds`` folds of it, one line per value of ``line`` (``group``: per
+    method entry), the 2-D maps of the first inputs block above with ``maps``."""
+    measures = list(measures)
+    per_class = [int(w) for w in (n_words if isinstance(n_words, (list, tuple)) else [n_words])]
+    if x == "n_components" and len(per_class) != 1:
         raise ValueError("coembed_sweep: with x = n_components give one n_words (words per class)")
     load = RunLoader()
-    labels = spec.get("inputs_labels", {})
+    labels = dict(inputs_labels or {})
     rows = []
     words_of: dict[str, int] = {}
     for run in spec["runs"]:
@@ -173,7 +198,7 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
         rec = _record(run, emb, scores, labels.get(run["inputs"], run["inputs"]))
         if "text_error" in measures:
             words_of[run["dataset"]] = inputs.relation.shape[1]
-            for w, err, selected in _text_errors(spec, run, inputs, emb, n_words):
+            for w, err, selected in _text_errors(run, inputs, emb, per_class, n_folds):
                 rows.append({**rec, "n_words": w, "n_selected_words": selected, "text_error": err})
         else:
             rows.append(rec)
@@ -185,15 +210,15 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
         raise ValueError(f"coembed_sweep: line {line!r} is neither 'group' nor a grid parameter of the runs")
     left_out = "".join(f" {d} has {n} words: its settings above {n} words per class are left out."
                        for d, n in sorted(words_of.items())
-                       if set(n_words) - set(table.loc[table["dataset"] == d, "n_words"]))
+                       if set(per_class) - set(table.loc[table["dataset"] == d, "n_words"]))
     note = findings_note(spec, claim_findings(table, x, measures, line=line) + left_out)
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
-    maps = []
-    if spec.get("maps"):
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=note)
+    drawn = []
+    if maps:
         first = spec["runs"][0]["inputs"]
-        maps = [_panel(r, load.run_inputs(r), emb, f"{r['dataset']}: {r['group']}")
+        drawn = [_panel(r, load.run_inputs(r), emb, f"{r['dataset']}: {r['group']}")
                 for r in spec["runs"] if r["inputs"] == first
                 for emb in [load.embedding(r)] if emb.n_components == 2]
-    fig = measure_curves_figure(table, x, measures, spec.get("title", spec["name"]), labels=MEASURE_LABELS,
-                                line=line, maps=maps)
-    save_figure(fig, out["png"], tight=not maps)
+    fig = measure_curves_figure(table, x, measures, title, labels=MEASURE_LABELS, line=line, maps=drawn)
+    save_figure(fig, out["png"], tight=not drawn)

@@ -17,21 +17,24 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ...affinity.relation import gaussian_relation
+from ...constraints import POSITIVE, POSITIVE_INT, SEED, Block, ListOf, declare, integer
 from ...embedding import Embedding
 from ...inputs import Inputs, Relation
 from ...methods.registry import make_method
 from ...threads import job_threads
 from ...viz.figures import save_figure
+from ...viz.runtimes import coembedding_times_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import findings_note
+from ..common import about, findings_note
 
-__all__ = ["synthetic_relation", "coembed_timing", "timing_findings"]
+__all__ = ["synthetic_relation", "coembed_timing", "timing_findings", "Claim", "claim_options"]
 
 log = logging.getLogger("cova")
 
@@ -78,20 +81,44 @@ def timing_findings(table: pd.DataFrame, proposed_entry: str | None, fast: list[
     return " Computed from this table: " + "; ".join(parts) + "." if parts else ""
 
 
-def coembed_timing(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Time every run's method (see the module docstring)."""
-    import matplotlib.pyplot as plt
+class Claim(NamedTuple):
+    """The method entries the paper's timing claim compares."""
 
-    sizes = [int(s) for s in spec.get("sizes", [250, 500, 1000, 2000])]
-    dims = [int(k) for k in spec.get("dims", [2, 5, 10])]
-    repeats, budget = int(spec.get("repeats", 5)), float(spec.get("budget_s", 2.0))
+    proposed: str | None
+    fast: list[str]
+    slow: list[str]
+
+
+_NAMES = ListOf([str], min_items=0, description="a list of method entry names")
+
+
+@declare({"proposed": [str, None], "fast": [_NAMES], "slow": [_NAMES]})
+def claim_options(*, proposed: str | None = None, fast: Sequence[str] = (), slow: Sequence[str] = ()) -> Claim:
+    """The ``claim`` block of ``coembed_timing``: the ``proposed`` entry (its time at the largest setting is
+    stated) and whether every ``fast`` entry is faster than every ``slow`` one (:func:`timing_findings`)."""
+    return Claim(proposed, list(fast), list(slow))
+
+
+@declare({"sizes": [ListOf([integer(10, None)], description="a list of ints ≥ 10")],
+          "dims": [ListOf(POSITIVE_INT, description="a list of ints ≥ 1")], "repeats": POSITIVE_INT,
+          "budget_s": POSITIVE, "random_state": SEED,
+          "claim": [Block(claim_options, "a mapping {proposed, fast, slow}"), None]})
+def coembed_timing(spec: dict[str, Any], out: dict[str, str], *, sizes: Sequence[int] = (250, 500, 1000, 2000),
+                   dims: Sequence[int] = (2, 5, 10), repeats: int = 5, budget_s: float = 2.0, random_state: int = 0,
+                   claim: Mapping[str, Any] | None = None) -> None:
+    """Time every run's method (see the module docstring): on relations of m = n = ``sizes``, at the embedding
+    dimensions ``dims``, up to ``repeats`` fits per setting within ``budget_s`` seconds (relations seeded by
+    ``random_state``); ``claim`` names the entries the paper's claim compares (:func:`claim_options`)."""
+    sizes = [int(m) for m in sizes]
+    dims = [int(k) for k in dims]
+    budget = float(budget_s)
     entries = {}
     for run in spec["runs"]:
         if run["entry"] not in entries:
             emb = Embedding.load(run["embedding"])
             entries[run["entry"]] = (run["method"], {k: v for k, v in emb.params.items() if k != "n_components"})
     threads = job_threads()
-    relations = {m: synthetic_relation(m, m, random_state=int(spec.get("random_state", 0))) for m in sizes}
+    relations = {m: synthetic_relation(m, m, random_state=random_state) for m in sizes}
     rows = []
     for entry, (method, params) in entries.items():
         _fit_time(method, {**params, "n_components": min(dims)}, relations[min(sizes)])  # warm-up
@@ -107,22 +134,8 @@ def coembed_timing(spec: dict[str, Any], out: dict[str, str]) -> None:
                              "timed_fits": len(times)})
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
-    claim = spec.get("claim", {})
-    note = findings_note(spec, timing_findings(table, claim.get("proposed"), list(claim.get("fast", [])),
-                                               list(claim.get("slow", []))))
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
-    fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 3.8), dpi=100, squeeze=False)
-    for ax, k in zip(axes[0], dims):
-        for i, (entry, g) in enumerate(table[table.k == k].groupby("method_entry", sort=False)):
-            ax.plot(g.m, g.wall_s, marker="o", ms=3, color=f"C{i % 10}", label=entry)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xticks(sizes, [str(m) for m in sizes])
-        ax.minorticks_off()
-        ax.set_xlabel("m = n")
-        ax.set_ylabel(f"wall-clock seconds ({threads} threads)")
-        ax.set_title(f"k = {k}", fontsize=9)
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    save_figure(fig, out["png"])
+    stated = claim_options(**(claim or {}))
+    note = findings_note(spec, timing_findings(table, stated.proposed, stated.fast, stated.slow))
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=note)
+    save_figure(coembedding_times_figure(table, sizes, dims, threads, title), out["png"])

@@ -25,11 +25,13 @@ pass for a Places2 result.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...constraints import POSITIVE_INT, StrOptions, declare, real
 from ...datasets.base import Dataset
 from ...inputs import Inputs
 from ...metrics.centres import cohort_centres
@@ -39,7 +41,7 @@ from ...viz.figures import save_figure
 from ...viz.links import ImageLinkPanel, PrototypeLinkPanel, image_links_figure
 from ...viz.sweeps import score_lines_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import RunLoader, run_scores
+from ..common import SCORES, RunLoader, about, run_scores
 
 __all__ = ["data_note", "img_links", "img_sweep"]
 
@@ -63,13 +65,15 @@ def data_note(spec: dict[str, Any]) -> str:
 
 def _write(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str], note: str) -> None:
     write_csv_atomic(table, out["csv"])
-    text = " ".join(t for t in (spec.get("caption", ""), note, spec.get("notes", "")) if t)
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=text)
+    about_it = about(spec)
+    text = " ".join(t for t in (about_it.caption, note, about_it.notes) if t)
+    write_html_atomic(table, out["html"], title=about_it.title, note=text)
 
 
-def img_links(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """COVA Fig. 3: cohort link graphs of the prototypes and of every run (module docstring)."""
-    kappa = int(spec.get("kappa", 2))
+@declare({"kappa": POSITIVE_INT})
+def img_links(spec: dict[str, Any], out: dict[str, str], *, kappa: int = 2) -> None:
+    """COVA Fig. 3: cohort link graphs of the prototypes and of every run, ``kappa`` effective neighbours per cohort
+    (module docstring)."""
     datasets = list(dict.fromkeys(r["dataset"] for r in spec["runs"]))
     load = RunLoader()
     rows, figure_rows = [], []
@@ -106,13 +110,12 @@ def img_links(spec: dict[str, Any], out: dict[str, str]) -> None:
                 f"(vs {'original' if cova else 'prototypes'}: {100 * (vs_orig if cova else vs_proto):.1f}%)"))
         figure_rows.append((proto, panels))
     note = data_note(spec)
-    save_figure(image_links_figure(figure_rows, kappa, spec.get("title", spec["name"]) + "\n" + note), out["png"])
+    save_figure(image_links_figure(figure_rows, kappa, about(spec).title + "\n" + note), out["png"])
     _write(spec, pd.DataFrame(rows), out, note + f" κ = {kappa}; accuracies are fractions of the reference graph's "
            "links kept (TP / (TP + FN)); the 'original' graph is the κ-NN graph of the Eq. 6 cohort similarity.")
 
 
-def _x_value(spec: dict[str, Any], run: dict[str, Any], cache: dict[str, dict[str, Any]]) -> Any:
-    x = spec["x"]
+def _x_value(x: str, x_default: float | None, run: dict[str, Any], cache: dict[str, dict[str, Any]]) -> Any:
     if x in run.get("grid", {}):
         return run["grid"][x]
     if not x.startswith("inputs.") and x != "n_cohorts":
@@ -128,29 +131,32 @@ def _x_value(spec: dict[str, Any], run: dict[str, Any], cache: dict[str, dict[st
             value = value.get(key) if isinstance(value, dict) else None
         if value is not None:
             return value
-        if "x_default" in spec:
-            return spec["x_default"]
+        if x_default is not None:
+            return x_default
     raise ValueError(f"img_sweep: run {run['dataset']}/{run['inputs']}/{run['entry']} has no value of x = {x!r} "
                      f"(a method grid parameter, n_cohorts or inputs.<path>; x_default fills missing inputs keys)")
 
 
-def img_sweep(spec: dict[str, Any], out: dict[str, str]) -> None:
-    if "x" not in spec:
-        raise ValueError(f"experiment {spec['name']}: renderer img_sweep needs x (the swept parameter)")
-    x = spec["x"]
-    scores = spec.get("scores") or ["s_n", "s_c_r", "s_s"]
+@declare({"x": [str], "x_default": [real(), None], "panels": [StrOptions({"method", "score"})],
+          "xscale": [StrOptions({"linear", "log"})], "scores": SCORES})
+def img_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str, x_default: float | None = None,
+              panels: str = "method", xscale: str = "linear", scores: Sequence[str] = ("s_n", "s_c_r", "s_s")) -> None:
+    """Scores (``scores``) against ``x`` (a method grid parameter, ``n_cohorts`` or ``inputs.<path>``;
+    ``x_default`` for inputs blocks without the key), one panel per method or per score (``panels``), on a
+    ``linear`` or ``log`` x axis (``xscale``); see the module docstring."""
+    scores = list(scores)
     cache: dict[str, dict[str, Any]] = {}
     rows = []
     for run in spec["runs"]:
         rec = run_scores(run)
         rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method": run["method"],
-                     "run": run["entry"], x: _x_value(spec, run, cache),
+                     "run": run["entry"], x: _x_value(x, x_default, run, cache),
                      "status": rec.get("status", "ok"), **{s: rec.get(s, np.nan) for s in scores},
                      **{k: rec[k] for k in ("n_train", "n_test") if k in rec}})
     table = pd.DataFrame(rows).sort_values(["dataset", "method", x], kind="stable", ignore_index=True)
     note = data_note(spec)
     _write(spec, table, out, note)
-    by_method = spec.get("panels", "method") == "method"
+    by_method = panels == "method"
     fig = score_lines_figure(table[table[x].notna()], table[table[x].isna()], x, scores, by_method,
-                             spec.get("title", spec["name"]) + "\n" + note, spec.get("xscale", "linear"))
+                             about(spec).title + "\n" + note, xscale)
     save_figure(fig, out["png"])

@@ -7,14 +7,14 @@
 
   ```yaml
   renderer: link_graphs
-  reference: raw_centroid_cosine   # or prototypes, centroid_cosine (cova.metrics.cohort_graphs.REFERENCE_GRAPHS)
+  reference_graph: raw_centroid_cosine   # or prototypes, centroid_cosine (cova.metrics.cohort_graphs.REFERENCE_GRAPHS)
   kappa: 2                          # effective neighbours per cohort (both graphs)
   show_prototypes: false            # row 2: also draw the prototypes the run placed cohorts at (squares)
   cohort_names: auto                # auto | numbers | names (annotations in row 2)
   scores: [s_n, s_s, s_c_r]         # scores in the panel titles and the table
   ```
 
-  With ``reference: prototypes`` the link recall TP/(TP+FN) is S_c^(r) of Eq. G.1 (κ-NN graph of Υ vs the
+  With ``reference_graph: prototypes`` the link recall TP/(TP+FN) is S_c^(r) of Eq. G.1 (κ-NN graph of Υ vs the
   embedded centres).
 
 - ``highlight_grid`` (COVA Table 1): the ``score_table`` of the runs (paper numbers in ``paper_*`` columns when
@@ -27,21 +27,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...constraints import POSITIVE_INT, StrOptions, declare
 from ...metrics.centres import cohort_centres
 from ...metrics.cohort import cohort_graph, link_comparison
-from ...metrics.cohort_graphs import LINK_KEYS, REFERENCE_GRAPHS, link_counts, nearest_cohorts, reference_graph
+from ...metrics.cohort_graphs import LINK_KEYS, REFERENCE_GRAPHS, link_counts, nearest_cohorts
+from ...metrics.cohort_graphs import reference_graph as cohort_graph_of
 from ...viz.figures import save_figure
 from ...viz.links import HighlightPanel, LinkPanel, highlight_grid_figure, link_graphs_figure
 from ...viz.scatter import format_scores
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import RunLoader, findings_note, records, run_scores, with_reference, write_tables
+from ..common import SCORES, RunLoader, about, findings_note, records, run_scores, with_reference, write_tables
 
-__all__ = ["link_graphs", "highlight_grid"]
+__all__ = ["REFERENCE_GRAPH", "COHORT_NAMES", "link_graphs", "highlight_grid"]
+
+#: The constraint of ``reference_graph``: a reference cohort graph of :mod:`cova.metrics.cohort_graphs`.
+REFERENCE_GRAPH = [StrOptions(set(REFERENCE_GRAPHS))]
+#: The constraint of ``cohort_names``: how link panels annotate the cohorts (names when at most ten with ``auto``).
+COHORT_NAMES = [StrOptions({"auto", "numbers", "names"})]
 
 
 def _scores(run: dict[str, Any]) -> dict[str, Any]:
@@ -50,15 +58,16 @@ def _scores(run: dict[str, Any]) -> dict[str, Any]:
                                                ("s_n", "s_s", "s_c", "s_c_r", "trustworthiness", "continuity")}}
 
 
-def link_graphs(spec: dict[str, Any], out: dict[str, str]) -> None:
+@declare({"reference_graph": REFERENCE_GRAPH, "kappa": POSITIVE_INT, "scores": SCORES, "cohort_names": COHORT_NAMES,
+          "show_prototypes": ["boolean"]})
+def link_graphs(spec: dict[str, Any], out: dict[str, str], *, reference_graph: str = "raw_centroid_cosine",
+                kappa: int = 2, scores: Sequence[str] = ("s_n", "s_s", "s_c_r"), cohort_names: str = "auto",
+                show_prototypes: bool = False) -> None:
     """Embeddings (row 1) and their cohort link graphs against the reference graph (row 2); see the module
     docstring for the options."""
-    kind = spec.get("reference", "raw_centroid_cosine")
-    if kind not in REFERENCE_GRAPHS:
-        raise ValueError(f"link_graphs: reference must be one of {list(REFERENCE_GRAPHS)}, got {kind!r}")
-    kappa = int(spec.get("kappa", 2))
-    shown_scores = list(spec.get("scores") or ["s_n", "s_s", "s_c_r"])
-    names_mode = spec.get("cohort_names", "auto")
+    kind = reference_graph
+    shown_scores = list(scores)
+    names_mode = cohort_names
     load = RunLoader()
     rows, panels = [], []
     for run in spec["runs"]:
@@ -66,14 +75,14 @@ def link_graphs(spec: dict[str, Any], out: dict[str, str]) -> None:
         row = {"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
                "method": run["method"], **run.get("grid", {}), "reference": kind, "kappa": kappa,
                "n_cohorts": inp.n_cohorts}
-        ref = reference_graph(kind, inp, raw, kappa)
+        ref = cohort_graph_of(kind, inp, raw, kappa)
         if np.all(np.isfinite(Z)):
             centres = cohort_centres(Z, inp.labels, inp.n_cohorts)
             row.update(link_counts(link_comparison(ref, cohort_graph(centres, kappa))))
         else:
             row.update({k: np.nan for k in LINK_KEYS})
-        scores = _scores(run)
-        row.update({k: scores[k] for k in ["status", *shown_scores]})
+        recorded = _scores(run)
+        row.update({k: recorded[k] for k in ["status", *shown_scores]})
         rows.append(row)
         use_names = names_mode == "names" or (names_mode == "auto" and inp.n_cohorts <= 10)
         panels.append(LinkPanel(Z, inp.labels, inp.n_cohorts, placed, ref,
@@ -83,23 +92,25 @@ def link_graphs(spec: dict[str, Any], out: dict[str, str]) -> None:
                                 f"FN {row['fn']}"))
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=findings_note(
         spec, f" Cohort graphs: {kappa} effective neighbours per cohort; reference '{kind}'. tp/fp/fn: links in both "
         "graphs / only in the embedding / only in the reference (cohorts numbered from 1); link_recall = "
         "tp/(tp+fn), link_precision = tp/(tp+fp). Scores in percent."))
-    save_figure(link_graphs_figure(panels, kappa, spec.get("title", spec["name"]), bool(spec.get("show_prototypes"))),
-                out["png"])
+    save_figure(link_graphs_figure(panels, kappa, title, show_prototypes), out["png"])
 
 
-def highlight_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
+@declare({"highlight": [str], "highlight_neighbors": POSITIVE_INT, "scores": SCORES})
+def highlight_grid(spec: dict[str, Any], out: dict[str, str], *, highlight: str, highlight_neighbors: int = 3,
+                   scores: Sequence[str] = ("s_s", "s_n")) -> None:
     """``score_table`` with a method × run grid and one cohort's nearest cohorts highlighted (module docstring).
 
-    Options: ``highlight`` (a cohort name, required), ``highlight_neighbors`` (3), ``scores`` ([s_s, s_n]),
-    ``reference`` (key of the paper's numbers), ``notes``."""
-    scores = list(spec.get("scores") or ["s_s", "s_n"])
-    table = with_reference(records(spec), spec.get("reference"), scores)
-    target_name = spec["highlight"]
-    k = int(spec.get("highlight_neighbors", 3))
+    Options: ``highlight`` (a cohort name, required), ``highlight_neighbors``, ``scores``; ``reference`` (the
+    common key of the paper's numbers) adds them."""
+    scores = list(scores)
+    table = with_reference(records(spec, scores), spec.get("reference"), scores)
+    target_name = highlight
+    k = highlight_neighbors
     load = RunLoader()
     panels, near_z, near_x, overlap = [], [], [], []
     for run in spec["runs"]:
@@ -117,7 +128,7 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
     table[f"nearest_{k}_in_embedding"] = near_z
     table[f"nearest_{k}_in_original"] = near_x
     table["n_agree"] = overlap
-    write_tables({**spec, "caption": spec.get("caption", "") + (
+    write_tables({**spec, "caption": about(spec).caption + (
         f" Highlighted: '{target_name}' and its {k} nearest cohorts by distance between cohort centres, in each "
         "embedding (nearest_*_in_embedding, coloured in the figure) and in the original space the scores use "
         "(nearest_*_in_original); n_agree counts the cohorts in both.")}, table, out)
@@ -130,4 +141,4 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str]) -> None:
             row.append(HighlightPanel(Z, inp.labels, inp.label_names, t, shown,
                                       f"{run['entry']}\n{format_scores(rec.to_dict(), tuple(scores))}"))
         grid.append(row)
-    save_figure(highlight_grid_figure(grid, spec.get("title", spec["name"])), out["png"])
+    save_figure(highlight_grid_figure(grid, about(spec).title), out["png"])

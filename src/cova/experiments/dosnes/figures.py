@@ -15,11 +15,13 @@ one interactive page (the HTML output, :mod:`cova.viz.sphere_page`) with the tab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...constraints import declare
 from ...datasets.base import Dataset
 from ...embedding import Embedding
 from ...inputs import Inputs
@@ -28,13 +30,18 @@ from ...viz.figures import save_figure
 from ...viz.scatter import VIEWS_3D
 from ...viz.sphere_page import SphereView, write_sphere_page
 from ...viz.tables import write_csv_atomic
-from ..common import findings_note, run_scores
+from ..common import MappingOf, about, findings_note, run_scores
 from ..reference import REFERENCE
 
-__all__ = ["MEASURES", "radial_panels", "sphere_panels", "group_table"]
+__all__ = ["MEASURES", "INPUTS_LABELS", "radial_panels", "sphere_panels", "group_table"]
 
 #: The measures of the tables (keys of ``scores.json``), in column order.
 MEASURES = ("knn_accuracy", "degree_radius_rho", "kl", "radial_cv", "centre_fraction", "graph_precision")
+#: The constraint of ``inputs_labels``: inputs block -> how the panels and tables name its input.
+INPUTS_LABELS = [MappingOf([str], "a mapping of inputs blocks to labels (str)"), None]
+#: The options of both renderers (:func:`_panels`).
+PANEL_OPTIONS: dict[str, list[Any]] = {"inputs_labels": INPUTS_LABELS, "size_by_degree": ["boolean"],
+                                       "annotate": ["boolean"]}
 
 
 def _loaded(spec: dict[str, Any]) -> list[tuple[dict[str, Any], Embedding, dict[str, Any]]]:
@@ -50,11 +57,12 @@ def _groups(loaded: list[tuple[dict[str, Any], Embedding, dict[str, Any]]]) -> d
     return groups
 
 
-def group_table(spec: dict[str, Any], loaded: list[tuple[dict[str, Any], Embedding, dict[str, Any]]],
-                measures: tuple[str, ...] = MEASURES) -> pd.DataFrame:
+def group_table(loaded: list[tuple[dict[str, Any], Embedding, dict[str, Any]]], measures: tuple[str, ...] = MEASURES,
+                labels: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per (dataset, inputs, method entry): the number of runs, the embedding's dimension and geometry,
-    and the mean (and, over several runs, the standard deviation) of every measure; NaN where no run has it."""
-    labels = spec.get("inputs_labels", {})
+    the input's label (``labels``: inputs block -> label, default the block's name) and the mean (and, over several
+    runs, the standard deviation) of every measure; NaN where no run has it."""
+    labels = labels or {}
     rows = []
     for (dataset, inputs, group), items in _groups(loaded).items():
         run, emb, _ = items[0]
@@ -105,15 +113,15 @@ def _degree(ds: Dataset, inp: Inputs) -> np.ndarray | None:
     return 0.5 * (np.asarray(A.sum(axis=1)).ravel() + np.asarray(A.sum(axis=0)).ravel())
 
 
-def _panels(spec: dict[str, Any], loaded: list, measure: str | None,
+def _panels(loaded: list, measure: str | None, labels_of: Mapping[str, str], size_by_degree: bool, annotate: bool,
             row_by_inputs: bool = False) -> tuple[list, list, list]:
     """Panels of the first run of every group (one row per dataset, or per inputs block with ``row_by_inputs``),
-    the legend names per row and the interactive views of the 3-D embeddings."""
+    the legend names per row and the interactive views of the 3-D embeddings; marker sizes grow with the degree
+    with ``size_by_degree``, every point's name is written with ``annotate``."""
     rows: dict[tuple[str, str], list[EmbeddingPanel]] = {}
     legends: dict[tuple[str, str], list[str]] = {}
     views: list[SphereView] = []
     cache: dict[tuple[str, str], tuple[Dataset, Inputs]] = {}
-    labels_of = spec.get("inputs_labels", {})
     for (dataset, inputs, group), items in _groups(loaded).items():
         run, emb, scores = items[0]
         key = (run["data"], run["inputs_file"])
@@ -122,9 +130,9 @@ def _panels(spec: dict[str, Any], loaded: list, measure: str | None,
         ds, inp = cache[key]
         degree = _degree(ds, inp)
         largest = max(6.0, min(40.0, 24000.0 / max(inp.n_samples, 1)))
-        sizes = (degree_sizes(degree, largest) if degree is not None and spec.get("size_by_degree", True)
+        sizes = (degree_sizes(degree, largest) if degree is not None and size_by_degree
                  else None)
-        names = _row_names(ds, inp) if spec.get("annotate") else None
+        names = _row_names(ds, inp) if annotate else None
         title = f"{dataset}: {group} ({labels_of.get(inputs, inputs)}, {emb.n_components}-D)"
         if measure and np.isfinite(scores.get(measure, np.nan)):
             title += f"\n{measure} {scores[measure]:.3f}"
@@ -140,7 +148,7 @@ def _panels(spec: dict[str, Any], loaded: list, measure: str | None,
             views.append(SphereView(f"{dataset}: {group} ({labels_of.get(inputs, inputs)})", emb.Z, inp.labels,
                                     inp.label_names, names=_row_names(ds, inp),
                                     sizes=None if degree is None else np.cbrt(degree / max(degree.max(), 1e-300)),
-                                    on_sphere=sphere, show_names=bool(spec.get("annotate"))))
+                                    on_sphere=sphere, show_names=annotate))
         else:
             panels.append(EmbeddingPanel(emb.Z, title=title, **common))
     return list(rows.values()), [legends[d] for d in rows], views
@@ -149,28 +157,36 @@ def _panels(spec: dict[str, Any], loaded: list, measure: str | None,
 def _write(spec: dict[str, Any], out: dict[str, str], table: pd.DataFrame, rows: list, legends: list,
            views: list, extra: str = "") -> None:
     write_csv_atomic(table, out["csv"])
-    title = spec.get("title", spec["name"])
+    title = about(spec).title
     save_figure(embedding_panels_figure(rows, title, legends if any(legends) else None), out["png"])
     note = findings_note(spec, extra)
     shown = table.to_html(index=False, border=0, float_format=lambda v: f"{v:.3f}", na_rep="")
     write_sphere_page(out["html"], views, title, note, f"<h2>Measures (ours)</h2>{shown}")
 
 
-def radial_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """DOSNES Fig. 1: one panel per run group with its radial coefficient of variation."""
+@declare(PANEL_OPTIONS)
+def radial_panels(spec: dict[str, Any], out: dict[str, str], *, inputs_labels: Mapping[str, str] | None = None,
+                  size_by_degree: bool = True, annotate: bool = False) -> None:
+    """DOSNES Fig. 1: one panel per run group with its radial coefficient of variation (options: :func:`_panels`;
+    ``inputs_labels`` names the inputs blocks in the panels and the table)."""
     loaded = _loaded(spec)
-    table = group_table(spec, loaded, ("radial_cv",))
-    rows, legends, views = _panels(spec, loaded, "radial_cv", row_by_inputs=True)
+    labels = dict(inputs_labels or {})
+    table = group_table(loaded, ("radial_cv",), labels)
+    rows, legends, views = _panels(loaded, "radial_cv", labels, size_by_degree, annotate, row_by_inputs=True)
     _write(spec, out, table, rows, legends, views,
            " radial_cv: standard deviation over mean of the distances to the centroid (a uniform disk has 0.354, "
            "a ring 0).")
 
 
-def sphere_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """DOSNES Figs. 2-4: t-SNE maps and the DOSNES sphere from two viewpoints, and the measures table."""
+@declare(PANEL_OPTIONS)
+def sphere_panels(spec: dict[str, Any], out: dict[str, str], *, inputs_labels: Mapping[str, str] | None = None,
+                  size_by_degree: bool = True, annotate: bool = False) -> None:
+    """DOSNES Figs. 2-4: t-SNE maps and the DOSNES sphere from two viewpoints, and the measures table (options as
+    :func:`radial_panels`)."""
     loaded = _loaded(spec)
-    table = _with_authors(group_table(spec, loaded), spec.get("reference"))
-    rows, legends, views = _panels(spec, loaded, None)
+    labels = dict(inputs_labels or {})
+    table = _with_authors(group_table(loaded, MEASURES, labels), spec.get("reference"))
+    rows, legends, views = _panels(loaded, None, labels, size_by_degree, annotate)
     extra = ""
     if spec.get("reference"):
         extra = f" Columns authors_* are {REFERENCE[spec['reference']]['source']}."

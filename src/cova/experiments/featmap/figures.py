@@ -19,30 +19,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ...affinity.fuzzy import fuzzy_graph
+from ...constraints import NON_NEGATIVE_INT, SEED, declare, integer
 from ...datasets.base import Dataset
 from ...embedding import Embedding
 from ...inputs import Inputs
 from ...metrics.density import local_radii
 from ...viz.figures import save_figure
 from ...viz.panels import ScatterPanel, scatter_grid_figure
-from ...viz.saliency import (
-    draw_image,
-    draw_loading_arrows,
-    draw_radius_scatter,
-    draw_saliency,
-    image_pairs_figure,
-    image_shape,
-)
-from ...viz.scatter import cohort_colours, plot_cohorts
+from ...viz.saliency import adversarial_figure, density_figure, frame_figure, image_pairs_figure, image_shape
+from ...viz.scatter import cohort_colours
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import findings_note, run_scores
+from ..common import SCORES, MappingOf, about, findings_note, run_scores
 from ..reference import REFERENCE
 
 __all__ = ["COMPARABLE", "featmap_table", "featmap_saliency", "featmap_frame", "featmap_adversarial",
@@ -50,6 +44,8 @@ __all__ = ["COMPARABLE", "featmap_table", "featmap_saliency", "featmap_frame", "
 
 #: "Comparable" in the claim check of Table 1: featMAP's T and C at most this far below UMAP's.
 COMPARABLE = 0.05
+#: The constraint of ``method_labels``: registered method -> the name shown for it (e.g. tsne -> FIt-SNE).
+METHOD_LABELS = [MappingOf([str], "a mapping of registered methods to names (str)"), None]
 
 
 def _load(run: dict[str, Any]) -> tuple[Inputs, Embedding, dict[str, Any]]:
@@ -60,8 +56,8 @@ def _runs_of(spec: dict[str, Any], method: str) -> list[dict[str, Any]]:
     return [r for r in spec["runs"] if r["method"] == method]
 
 
-def _pretty(method: str, spec: dict[str, Any]) -> str:
-    return spec.get("method_labels", {}).get(method, method)
+def _pretty(method: str, labels: Mapping[str, str] | None) -> str:
+    return (labels or {}).get(method, method)
 
 
 def _shape(run: dict[str, Any], n_features: int) -> tuple[int, int]:
@@ -92,10 +88,12 @@ def _claims(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def featmap_table(spec: dict[str, Any], out: dict[str, str]) -> None:
+@declare({"scores": SCORES, "method_labels": METHOD_LABELS})
+def featmap_table(spec: dict[str, Any], out: dict[str, str], *, scores: list[str],
+                  method_labels: Mapping[str, str] | None = None) -> None:
     """Table 1: one row per (dataset, method) with the experiment's ``scores``; the claim checks in the HTML page;
-    the PNG is the grid of every map (datasets as rows, methods as columns)."""
-    scores = list(spec["scores"])
+    the PNG is the grid of every map (datasets as rows, methods as columns; methods named by ``method_labels``)."""
+    scores = list(scores)
     rows, panels = [], {}
     for run in spec["runs"]:
         inputs, emb, rec = _load(run)
@@ -105,7 +103,7 @@ def featmap_table(spec: dict[str, Any], out: dict[str, str]) -> None:
                      **{k: rec.get(k, np.nan) for k in scores}})
         panels.setdefault(run["dataset"], []).append(
             ScatterPanel(emb.Z, inputs.labels, inputs.n_cohorts, None,
-                         f"{run['dataset']}: {_pretty(run['method'], spec)}\n"
+                         f"{run['dataset']}: {_pretty(run['method'], method_labels)}\n"
                          f"T {rec.get('trustworthiness_k7', np.nan):.3f}  C {rec.get('continuity_k7', np.nan):.3f}"))
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
@@ -116,10 +114,10 @@ def featmap_table(spec: dict[str, Any], out: dict[str, str]) -> None:
         verdict = (f" Claim check (computed from these rows): featMAP's trustworthiness and continuity (k = 7) are "
                    f"{'within' if ok else 'NOT within'} {COMPARABLE} of UMAP's on every dataset "
                    f"({', '.join(f'{d}: {v}' for d, v in zip(claims.dataset, claims.t_and_c_within))}).")
+    title = about(spec).title
     write_html_atomic(pd.concat([table, claims.assign(method="claims (featMAP - UMAP)")], ignore_index=True),
-                      out["html"], title=spec.get("title", spec["name"]), note=findings_note(spec, verdict))
-    save_figure(scatter_grid_figure(list(panels.values()), spec.get("title", spec["name"]), width=2.6,
-                                    height=2.8, point_size=1), out["png"])
+                      out["html"], title=title, note=findings_note(spec, verdict))
+    save_figure(scatter_grid_figure(list(panels.values()), title, width=2.6, height=2.8, point_size=1), out["png"])
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -139,10 +137,11 @@ def edge_correlations(x: np.ndarray, importance: np.ndarray, shape: tuple[int, i
     return corr(fi, edges), corr(fi, img.ravel())
 
 
-def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Figs. 4-5: for every featMAP run, one random image per class (seeded by the experiment's ``random_state``) beside
-    its feature-importance map; the table holds every drawn image's edge and ink correlations."""
-    rng = np.random.default_rng(int(spec.get("random_state", 0)))
+@declare({"random_state": SEED})
+def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state: int = 0) -> None:
+    """Figs. 4-5: for every featMAP run, one random image per class (seeded by ``random_state``) beside its
+    feature-importance map; the table holds every drawn image's edge and ink correlations."""
+    rng = np.random.default_rng(random_state)
     figure_rows, rows = [], []
     for run in _runs_of(spec, "featmap"):
         inputs, emb, _ = _load(run)
@@ -165,35 +164,29 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str]) -> None:
     summary = table.groupby("dataset")[["edge_correlation", "ink_correlation"]].mean().round(3)
     extra = " Mean correlations per dataset: " + "; ".join(
         f"{d}: edge {r.edge_correlation}, ink {r.ink_correlation}" for d, r in summary.iterrows()) + "."
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(spec, extra))
-    save_figure(image_pairs_figure(figure_rows, spec.get("title", spec["name"])), out["png"])
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=findings_note(spec, extra))
+    save_figure(image_pairs_figure(figure_rows, title), out["png"])
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # Fig. 1: frame and loading arrows
 # ------------------------------------------------------------------------------------------------------------------
-def featmap_frame(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Fig. 1 for the first featMAP run of the experiment: embedding with one random point (seed ``random_state``) in red,
-    its frame and loading arrows (top ten pixels annotated), the image and its feature-importance map."""
+@declare({"random_state": SEED})
+def featmap_frame(spec: dict[str, Any], out: dict[str, str], *, random_state: int = 0) -> None:
+    """Fig. 1 for the first featMAP run of the experiment: embedding with one random point (seed ``random_state``) in
+    red, its frame and loading arrows (top ten pixels annotated), the image and its feature-importance map."""
     run = _runs_of(spec, "featmap")[0]
     inputs, emb, rec = _load(run)
-    rng = np.random.default_rng(int(spec.get("random_state", 0)))
+    rng = np.random.default_rng(random_state)
     i = int(rng.integers(emb.Z.shape[0]))
     FI, L, frames = emb.extras["feature_importance"], emb.extras["feature_loadings"], emb.extras["frame_embedding"]
     X = Dataset.load(run["data"]).X if inputs.X.shape[1] != FI.shape[1] else inputs.X
     shape = _shape(run, FI.shape[1])
     names = [f"({h // shape[1]},{h % shape[1]})" for h in range(FI.shape[1])]
-    fig, ax = plt.subplots(2, 2, figsize=(8, 8))
-    ax[0, 0].scatter(emb.Z[:, 0], emb.Z[:, 1], s=2, c="0.6", linewidths=0)
-    ax[0, 0].scatter(emb.Z[i, 0], emb.Z[i, 1], s=40, c="tab:red", edgecolors="k")
-    ax[0, 0].set_title(f"featMAP of {run['dataset']} ({inputs.n_samples} points); point {i} in red", fontsize=8)
-    ax[0, 0].set_aspect("equal", "datalim")
-    top = draw_loading_arrows(ax[0, 1], L[i], frames[i], names)
-    ax[0, 1].set_title("embedded frame (dashed) and pixel loadings; top 10 in red", fontsize=8)
-    draw_image(ax[1, 0], X[i], shape, f"image {i}")
-    draw_saliency(ax[1, 1], FI[i], shape, "feature importance (top 10 pixels circled)")
-    ax[1, 1].scatter(top % shape[1], top // shape[1], s=60, facecolors="none", edgecolors="tab:blue")
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
+    title = about(spec).title
+    fig, top = frame_figure(emb.Z, i, f"featMAP of {run['dataset']} ({inputs.n_samples} points)", L[i], frames[i],
+                            names, X[i], FI[i], shape, title)
     save_figure(fig, out["png"])
     lengths = np.linalg.norm(L[i], axis=1)
     img = X[i].reshape(shape)
@@ -202,7 +195,7 @@ def featmap_frame(spec: dict[str, Any], out: dict[str, str]) -> None:
                           "importance": FI[i][top], "intensity": img.ravel()[top]})
     write_csv_atomic(table, out["csv"])
     e, ink = edge_correlations(X[i], FI[i], shape)
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
+    write_html_atomic(table, out["html"], title=title, note=findings_note(
         spec, f" Point {i}: correlation of its importance map with the image's edges {e:.3f}, with the ink {ink:.3f}."
               f" Trustworthiness (k = 7) of the map: {rec.get('trustworthiness_k7', float('nan')):.3f}."))
 
@@ -215,12 +208,14 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
         else float("nan")
 
 
-def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
+@declare({"source_class": NON_NEGATIVE_INT, "random_state": SEED})
+def featmap_adversarial(spec: dict[str, Any], out: dict[str, str], *, source_class: int = 1,
+                        random_state: int = 0) -> None:
     """Fig. 6 / Supp. Fig. 8 from two featMAP runs: on the adversarial set (the dataset with ``adversarial_labels``
     in its meta) and on clean MNIST images (the clean maps of digit d average the featMAP importance maps of the
-    clean run's images labelled d). The digit ``source_class`` (1) is followed to every adversarial label t it was
-    turned into."""
-    source = int(spec.get("source_class", 1))
+    clean run's images labelled d). The digit ``source_class`` is followed to every adversarial label t it was
+    turned into; five of its adversarial images are drawn (seed ``random_state``)."""
+    source = source_class
     runs = _runs_of(spec, "featmap")
     adv_run = next(r for r in runs if "adversarial_labels" in Dataset.load(r["data"]).meta)
     clean_run = next(r for r in runs if r is not adv_run)
@@ -232,7 +227,7 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
     clean_labels = np.asarray([int(clean_inputs.label_names[c]) for c in clean_inputs.labels])
     FI, cFI = emb.extras["feature_importance"], clean_emb.extras["feature_importance"]
     shape = _shape(adv_run, FI.shape[1])
-    rng = np.random.default_rng(int(spec.get("random_state", 0)))
+    rng = np.random.default_rng(random_state)
 
     hist = np.bincount(adv_labels, minlength=10) / adv_labels.size
     rows = [{"quantity": "clean accuracy (held-out images)", "value": float(meta["clean_accuracy"])},
@@ -259,62 +254,41 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str]) -> None:
         table["paper"] = [printed.get(q, np.nan) for q in table.quantity]
     write_csv_atomic(table, out["csv"])
     closer = [t for t, s, a, c in triples if _cosine(a, c) > _cosine(a, s)]
-    source = f" Column paper: {REFERENCE[spec['reference']]['source']}." if spec.get("reference") else ""
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
-        spec, source + f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "
+    paper = f" Column paper: {REFERENCE[spec['reference']]['source']}." if spec.get("reference") else ""
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=findings_note(
+        spec, paper + f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "
               f"{source}'s for t in {closer} of {[t for t, *_ in triples]}."))
-
-    n_rows = 2 + max(len(triples), 1)
-    fig = plt.figure(figsize=(12, 3.0 * n_rows))
-    grid = fig.add_gridspec(n_rows, 6)
-    for k, (labels, name) in enumerate(((ds.labels, "true label"), (adv_labels, "adversarial label"))):
-        ax = fig.add_subplot(grid[0, 3 * k:3 * k + 2])
-        plot_cohorts(ax, emb.Z, labels, 10, point_size=2)
-        ax.set_title(f"featMAP of the adversarial set, coloured by {name}", fontsize=8)
-        handles = [plt.Line2D([], [], marker="o", ls="", color=cohort_colours(10)[d], label=str(d))
-                   for d in range(10)]
-        ax.legend(handles=handles, fontsize=5, loc="upper right", ncol=2)
-    ax = fig.add_subplot(grid[0, 2])
-    ax.bar(np.arange(10), hist, color=cohort_colours(10))
-    ax.set_xticks(range(10))
-    ax.set_title(f"predicted labels (accuracy {float(meta['adversarial_accuracy']):.3f})", fontsize=8)
     picks = rng.choice(from_source, size=min(5, from_source.size), replace=False) if from_source.size else []
-    X = ds.X
-    for k, i in enumerate(picks):
-        draw_image(fig.add_subplot(grid[1, k]), X[i], shape, f"{source} -> {adv_labels[i]}")
-    if len(picks):
-        draw_saliency(fig.add_subplot(grid[1, 5]), FI[picks[0]], shape, f"map of the first ({source} -> "
-                                                                        f"{adv_labels[picks[0]]})")
-    for r, (t, m_s, m_a, m_t) in enumerate(triples):
-        vmax = max(m_s.max(), m_a.max(), m_t.max())
-        for k, (m, name) in enumerate(((m_s, f"clean {source}"), (m_a, f"adversarial {source} -> {t}"),
-                                       (m_t, f"clean {t}"))):
-            draw_saliency(fig.add_subplot(grid[2 + r, k]), m, shape, f"{name}: average importance", vmax=vmax)
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    save_figure(fig, out["png"])
+    save_figure(adversarial_figure(emb.Z, ds.labels, adv_labels, hist, float(meta["adversarial_accuracy"]),
+                                   [(ds.X[i], int(adv_labels[i])) for i in picks],
+                                   FI[picks[0]] if len(picks) else None, shape, source, triples, title), out["png"])
 
 
 # ------------------------------------------------------------------------------------------------------------------
 # Fig. 7 and Supp. Figs. 9-10: density on the digit-1 group
 # ------------------------------------------------------------------------------------------------------------------
-def featmap_density(spec: dict[str, Any], out: dict[str, str]) -> None:
+@declare({"n_subgroups": [integer(2, None)], "n_neighbors": [integer(2, None)], "random_state": SEED,
+          "method_labels": METHOD_LABELS})
+def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: int = 6, n_neighbors: int = 15,
+                    random_state: int = 0, method_labels: Mapping[str, str] | None = None) -> None:
     """Fig. 7 / Supp. Figs. 9-10: for each run (featMAP and UMAP on one data set), embedded against original local
-    radius (isotropic, densMAP's definition on each space's own fuzzy graph) with the regression line; k-means
-    subgroups (``n_subgroups``, on the inputs' X, seeded) and, for the subgroup whose embedded radius rises most
-    from UMAP to featMAP (radii standardised per map), ten random images."""
+    radius (isotropic, densMAP's definition on each space's own fuzzy graph of ``n_neighbors`` neighbours) with the
+    regression line; k-means subgroups (``n_subgroups``, on the inputs' X, seeded by ``random_state``) and, for the
+    subgroup whose embedded radius rises most from UMAP to featMAP (radii standardised per map), ten random
+    images; methods named by ``method_labels``."""
     from sklearn.cluster import KMeans
 
-    k = int(spec.get("n_subgroups", 6))
-    seed = int(spec.get("random_state", 0))
+    k = n_subgroups
+    seed = random_state
     runs = spec["runs"]
     loaded = [(run, *_load(run)) for run in runs]
     X = loaded[0][1].X
     groups = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(X)
     radii = {}
     for run, inputs, emb, _ in loaded:
-        k_nn = int(spec.get("n_neighbors", 15))
-        r_o = local_radii(inputs.X, fuzzy_graph(inputs.X, k_nn, random_state=seed).P)
-        r_e = local_radii(emb.Z, fuzzy_graph(emb.Z, k_nn, random_state=seed).P)
+        r_o = local_radii(inputs.X, fuzzy_graph(inputs.X, n_neighbors, random_state=seed).P)
+        r_e = local_radii(emb.Z, fuzzy_graph(emb.Z, n_neighbors, random_state=seed).P)
         radii[run["entry"]] = (r_o, r_e)
     rows = []
     z = {e: (r_e - r_e.mean()) / r_e.std() for e, (_, r_e) in radii.items()}
@@ -333,7 +307,8 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str]) -> None:
     sparse = int(table.sort_values("featmap_minus_umap", ascending=False).subgroup.iloc[0])
     corr = {e: float(np.corrcoef(*radii[e])[0, 1]) for e in radii}
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=findings_note(
+    title = about(spec).title
+    write_html_atomic(table, out["html"], title=title, note=findings_note(
         spec, " Local-radius correlations: " + ", ".join(f"{e} {c:.3f}" for e, c in corr.items())
               + f". Subgroup {sparse} is the one whose embedded radius rises most from UMAP to featMAP (subgroups: "
                 f"k-means with k = {k} on the inputs' X, our choice)."))
@@ -343,21 +318,7 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str]) -> None:
     raw = Dataset.load(runs[0]["data"]).X
     Xi = raw if raw.shape[0] == X.shape[0] else X
     shape = _shape(runs[0], Xi.shape[1])
-    n = len(loaded)
-    fig = plt.figure(figsize=(5.5 * n, 12))
-    grid = fig.add_gridspec(3, 10 * n, height_ratios=[4, 4, 1.4])
-    for c, (run, inputs, emb, _) in enumerate(loaded):
-        ax = fig.add_subplot(grid[0, 10 * c:10 * (c + 1)])
-        ax.scatter(emb.Z[:, 0], emb.Z[:, 1], s=3, c=colours, linewidths=0)
-        ax.scatter(emb.Z[groups == sparse, 0], emb.Z[groups == sparse, 1], s=6, c="saddlebrown", linewidths=0,
-                   label=f"subgroup {sparse}")
-        ax.legend(fontsize=7)
-        ax.set_title(f"{_pretty(run['method'], spec)} ({run['entry']}), k-means subgroups", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        draw_radius_scatter(fig.add_subplot(grid[1, 10 * c:10 * (c + 1)]), *radii[run["entry"]],
-                            _pretty(run["method"], spec), colours)
-    for j, i in enumerate(pick):
-        draw_image(fig.add_subplot(grid[2, j * n:(j + 1) * n]), Xi[i], shape, f"subgroup {sparse}: #{i}")
-    fig.suptitle(spec.get("title", spec["name"]), fontsize=10)
-    save_figure(fig, out["png"])
+    maps = [(emb.Z, f"{_pretty(run['method'], method_labels)} ({run['entry']}), k-means subgroups",
+             _pretty(run["method"], method_labels), radii[run["entry"]]) for run, _, emb, _ in loaded]
+    save_figure(density_figure(maps, groups, sparse, colours, [(int(i), Xi[i]) for i in pick], shape, title),
+                out["png"])

@@ -27,18 +27,23 @@ x data sets, beside the paper's printed Table 2, whose data sets differ; every r
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...constraints import StrOptions, declare, integer
+from ...datasets import GROUND_TRUTH_LOADERS
 from ...io import write_text_atomic
 from ...metrics import retrieval as ir
 from ...viz.figures import save_figure
 from ...viz.retrieval import measure_panels_figure
 from ...viz.tables import write_csv_atomic
-from ..common import RunLoader
+from ..common import RunLoader, about
 from ..reference import REFERENCE
+
+__all__ = ["nerv_panels", "run_measures", "select_by_f", "label_of", "table2", "ground_truth_needs_a_loader"]
 
 #: Input-neighbourhood scale of every measure (paper Sec. 4.3.1): effective k, relevant set size, T/C's k.
 SCALE = 20
@@ -122,10 +127,10 @@ def label_of(row: pd.Series | dict[str, Any], grid_keys: list[str]) -> str:
 # the renderer
 # --------------------------------------------------------------------------------------------------------
 
-def _collect(spec: dict[str, Any], k_max: int) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
+def _collect(spec: dict[str, Any], k_max: int, truth: bool) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
+    """Every run's measures (input neighbourhoods from the datasets' ground truth when ``truth``) and curves."""
     rows, curves = [], {}
     load = RunLoader()
-    truth = spec.get("measure_space", "inputs") == "ground_truth"
     for i, run in enumerate(spec["runs"]):
         if (run["data"], run["inputs_file"]) not in load.inputs:
             load = RunLoader()  # runs are grouped by data set: keep one in memory
@@ -167,7 +172,7 @@ def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str,
     pretty = {g: PRETTY.get(table[table.group == g].method.iloc[0], g) for g in groups}
     clash = {v for v in pretty.values() if list(pretty.values()).count(v) > 1}
     names = {g: pretty[g] + (f" [{g}]" if pretty[g] in clash else "") for g in groups}
-    fig = measure_panels_figure(table, curves, names, CURVE_METHODS, SCALE, spec.get("title", spec["name"]) +
+    fig = measure_panels_figure(table, curves, names, CURVE_METHODS, SCALE, about(spec).title +
                                 "\n(best: top right; large markers = F-selected run of each entry; NeRV drawn as "
                                 "a λ-curve)")
     fig.tight_layout(rect=(0, 0.045 if len(datasets) > 1 else 0.09, 1, 0.97 if len(datasets) > 1 else 0.9))
@@ -214,8 +219,9 @@ def _fmt(table: pd.DataFrame) -> str:
                          float_format=lambda v: f"{v:.3f}")
 
 
-def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, path: str) -> None:
-    title = spec.get("title", spec["name"])
+def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, path: str, truth: bool) -> None:
+    text = about(spec)
+    title = text.title
     grid_keys = _grid_keys(table)
     shown = ["dataset", "label", "method_entry", *MEASURES, "runtime_s"]
     sel = table[table.selected].copy()
@@ -223,10 +229,9 @@ def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, pat
     everything = table.copy()
     everything["label"] = [label_of(r, grid_keys) for _, r in everything.iterrows()]
     parts = [f"<h1>{html.escape(title)}</h1>"]
-    for key in ("caption", "notes"):
-        if spec.get(key):
-            head = "Comparison with the paper" if key == "notes" else "About"
-            parts.append(f"<h2>{head}</h2><p>{html.escape(spec[key])}</p>")
+    for head, value in (("About", text.caption), ("Comparison with the paper", text.notes)):
+        if value:
+            parts.append(f"<h2>{head}</h2><p>{html.escape(value)}</p>")
     parts.append(
         "<h2>Measures</h2><p>As in Venna et al. (2010), Sec. 4.3.1, with input-neighbourhood scale 20: mean smoothed "
         "precision and recall <b>errors</b> (KL costs, lower is better; Fig. 4 plots −1 × them; both distance sets "
@@ -238,7 +243,7 @@ def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, pat
         "(Table 2; labels: the data set's classes, for the synthetic sets bins of the intrinsic coordinates). For "
         "every method entry with a parameter grid (NeRV's λ, the graph methods' k) the run with the largest F is "
         "selected, as the paper does; only one random start per run (the paper keeps the best of 5).</p>")
-    if spec.get("measure_space") == "ground_truth":
+    if truth:
         parts.append("<p><b>Input neighbourhoods from the ground truth:</b> every measure takes the data set's known "
                      "latent coordinates as the input space (Euclidean distances between them), not the features "
                      "the methods embedded, as NeRV's Fig. 8 does with SculptFaces' pose and lighting.</p>")
@@ -262,12 +267,29 @@ def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, pat
     write_text_atomic(path, page)
 
 
-def nerv_panels(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Render experiment ``spec`` (see the module docstring) into ``out`` (keys png, csv, html)."""
-    k_max = int(spec.get("k_max", 50))
-    table, curves = _collect(spec, k_max)
+def ground_truth_needs_a_loader(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Rule of ``nerv_panels``: ``measure_space: ground_truth`` only on datasets whose loader records known latent
+    coordinates (:data:`cova.datasets.GROUND_TRUTH_LOADERS`; the runs' loaders from ``context["runs"]``)."""
+    if options.get("measure_space") != "ground_truth":
+        return None
+    for run in context.get("runs", ()):
+        if run.get("loader") not in GROUND_TRUTH_LOADERS:
+            return "measure_space", (f"dataset {run['dataset']!r} (loader {run.get('loader')!r}) has no "
+                                     f"ground-truth coordinates; allowed loaders: {list(GROUND_TRUTH_LOADERS)}")
+    return None
+
+
+@declare({"k_max": [integer(2, None)], "measure_space": [StrOptions({"inputs", "ground_truth"})]},
+         rules=[ground_truth_needs_a_loader])
+def nerv_panels(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, measure_space: str = "inputs"
+                ) -> None:
+    """Render experiment ``spec`` (see the module docstring) into ``out`` (keys png, csv, html): the T(k) / C(k)
+    curves up to ``k_max``, input neighbourhoods from the inputs' X (``measure_space: inputs``) or from the
+    datasets' known latent coordinates (``ground_truth``, NeRV Fig. 8)."""
+    truth = measure_space == "ground_truth"
+    table, curves = _collect(spec, k_max, truth)
     reference = spec.get("reference") if spec.get("reference") in REFERENCE else None
     t2 = table2(table, reference)
     write_csv_atomic(table, out["csv"])
-    _write_html(spec, table, t2, out["html"])
+    _write_html(spec, table, t2, out["html"], truth)
     _draw(spec, table, curves, out["png"])

@@ -11,16 +11,17 @@ t-test over the folds (two-sided, as the paper's p-values read).
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import ttest_rel
 
+from ...constraints import declare
 from ...viz.figures import save_figure
+from ...viz.retrieval import cv_error_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import RunLoader, findings_note, run_scores
+from ..common import RunLoader, about, findings_note, run_scores
 
 __all__ = ["cv_error", "fold_table", "best_vs_second"]
 
@@ -60,12 +61,11 @@ def best_vs_second(folds: pd.DataFrame) -> dict[str, Any]:
     return {"best": best, "second": second, "p_value": p, "n_paired_folds": int(len(wide))}
 
 
+@declare({})
 def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Mean ± standard deviation of the held-out 5-NN error per data set and method entry (Fig. 13) as a table and
     a grouped bar chart, with the best-vs-second paired t-test per data set (Table 3) in the table's ``versus`` and
     ``p_value`` columns (on the best entry's row)."""
-    import matplotlib.pyplot as plt
-
     folds = fold_table(spec)
     rows = []
     for dataset, g in folds.groupby("dataset", sort=False):
@@ -84,26 +84,8 @@ def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
                       for d, r in ((r.dataset, r) for r in table[table.versus != ""].itertuples()))
     note = findings_note(spec, f" Paired t-tests (best vs second): {tests}." if tests else "")
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=spec.get("title", spec["name"]), note=note)
+    text = about(spec)
+    write_html_atomic(table, out["html"], title=text.title, note=note)
 
-    datasets = list(dict.fromkeys(table.dataset))
-    entries = list(dict.fromkeys(table.method_entry))
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.0 + 0.45 * len(datasets) * len(entries)), 4.6), dpi=100)
-    width = 0.8 / len(entries)
-    for i, entry in enumerate(entries):
-        t = table.set_index(["dataset", "method_entry"])
-        mean = [t.loc[(d, entry), "mean_error"] if (d, entry) in t.index else np.nan for d in datasets]
-        std = [t.loc[(d, entry), "std_error"] if (d, entry) in t.index else np.nan for d in datasets]
-        ax.bar(np.arange(len(datasets)) + (i - (len(entries) - 1) / 2) * width, mean, width, yerr=std, capsize=2,
-               color=f"C{i % 10}", label=entry)
-    for j, d in enumerate(datasets):
-        best = table[(table.dataset == d) & (table.versus != "")]
-        if len(best) and np.isfinite(best.p_value.iloc[0]):
-            ax.annotate(f"best vs 2nd: p = {best.p_value.iloc[0]:.2g}", (j, 0), xytext=(0, -28),
-                        textcoords="offset points", ha="center", fontsize=7)
-    ax.set_xticks(np.arange(len(datasets)), datasets)
-    ax.set_ylabel(f"5-NN test error, mean ± sd over {folds.fold.nunique()} of {int(folds.n_folds.max())} folds")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=min(4, len(entries)))
-    ax.set_title(textwrap.fill(spec.get("title", spec["name"]), 90), fontsize=9)
-    save_figure(fig, out["png"])
+    save_figure(cv_error_figure(table, int(folds.fold.nunique()), int(folds.n_folds.max()), text.title),
+                out["png"])
