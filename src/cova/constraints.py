@@ -346,7 +346,7 @@ def check_options(declaration: Any, values: Any, where: str, what: str = "",
         broken = rule(out, context or {})
         if broken is not None:
             name, reason = broken
-            value = out.get(name)
-            shown = "" if value is None or isinstance(value, Mapping) else f"{value!r} is not allowed: "
+            value = values.get(name)  # as configured, not with the defaults filled in
+            shown = "" if value is None else f"{value!r} is not allowed: "
             raise OptionError(f"{where}.{name}", f"{shown}{reason}")
     return out

@@ -44,6 +44,8 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
 def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
     from ..constraints import OptionError, check_options
     from ..datasets import LOADERS
+    from ..experiments.reference import REFERENCE
+    from ..experiments.registry import check_experiment
     from ..inputs import check_inputs_block
     from ..methods import METHODS, method_parameters
 
@@ -105,40 +107,13 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             _check_required_inputs(config, run, f"{where}[{i}]")
             _check_cohort_count(config, run, f"{where}[{i}]")
     for name, e in experiments.items():
-        for axis in {"sweep": ("x",), "reference_sweep": ("x",), "heatmap": ("x", "y")}.get(e["renderer"], ()):
-            if axis not in e:
-                raise ConfigError(f"config key paper.experiments.{name}.{axis}: required by renderer "
-                                  f"{e['renderer']!r} (the swept parameter)")
-        if e.get("examples"):
-            chosen = [c for run in e["runs"] for entry in run["methods"]
-                      for _, _, c in expand_grid(entry, config["methods"][entry])]
-            if not any(all(c.get(k) == v for k, v in e["examples"].items()) for c in chosen):
-                raise ConfigError(f"config key paper.experiments.{name}.examples: {e['examples']!r} matches no "
-                                  f"run's grid values; allowed: the grid values of the experiment's method entries")
-        if e["renderer"] in ("link_graphs", "link_panels"):
-            from ..metrics.cohort_graphs import REFERENCE_GRAPHS
-
-            if e.get("reference", REFERENCE_GRAPHS[0]) not in REFERENCE_GRAPHS:
-                raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not a "
-                                  f"reference cohort graph; allowed values: {list(REFERENCE_GRAPHS)}")
-        elif "reference" in e:
-            from ..experiments.reference import REFERENCE
-
-            if e["reference"] not in REFERENCE:
-                raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
-                                  f"allowed; allowed values: {sorted(REFERENCE)}")
-        if e.get("measure_space", "inputs") == "ground_truth":
-            from ..datasets import GROUND_TRUTH_LOADERS
-
-            if e["renderer"] != "nerv_panels":
-                raise ConfigError(f"config key paper.experiments.{name}.measure_space: 'ground_truth' is read by "
-                                  f"renderer 'nerv_panels' only, not {e['renderer']!r}")
-            for i, run in enumerate(e["runs"]):
-                loader = config["datasets"][run["dataset"]]["loader"]
-                if loader not in GROUND_TRUTH_LOADERS:
-                    raise ConfigError(f"config key paper.experiments.{name}.runs[{i}].dataset: {run['dataset']!r} "
-                                      f"(loader {loader!r}) has no ground-truth coordinates, which measure_space: "
-                                      f"ground_truth needs; allowed loaders: {list(GROUND_TRUTH_LOADERS)}")
+        if "reference" in e and e["reference"] not in REFERENCE:
+            raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
+                              f"allowed; allowed values: {sorted(REFERENCE)}")
+        try:
+            check_experiment(name, e, _experiment_context(config, e))
+        except OptionError as err:
+            raise ConfigError(str(err)) from None
     fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
     if fig1:
         _ref(config, "datasets", fig1["dataset"], "paper.cova.fig1.dataset")
@@ -148,6 +123,20 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             if config["methods"][fig1[role]]["method"] != method:
                 raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
                                   f"method entry")
+
+
+def _experiment_context(config: dict[str, Any], experiment: dict[str, Any]) -> dict[str, Any]:
+    """What a renderer's rules check its options against (:func:`cova.experiments.registry.check_experiment`): one
+    dict per expanded run of the experiment, with its dataset's loader and its grid values."""
+    runs = []
+    for run in experiment["runs"]:
+        loader = config["datasets"][run["dataset"]]["loader"]
+        for group in run["methods"]:
+            m = config["methods"][group]
+            for entry, _, chosen in expand_grid(group, m):
+                runs.append({"dataset": run["dataset"], "loader": loader, "inputs": run["inputs"], "entry": entry,
+                             "group": group, "method": m["method"], "grid": chosen})
+    return {"runs": runs}
 
 
 def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
