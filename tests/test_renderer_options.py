@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import itertools
 from pathlib import Path
 
 import pytest
@@ -32,28 +31,15 @@ def test_every_renderer_is_declared(name):
     assert not keyword_only & COMMON_KEYS, name
 
 
-def _context(config: dict, block: dict) -> dict:
-    """What the config check passes to the rules: one dict per expanded run of the experiment."""
-    runs = []
-    for item in block["runs"]:
-        for group in item["methods"]:
-            entry = config["methods"][group]
-            grid = entry.get("grid") or {}
-            for values in itertools.product(*grid.values()):
-                runs.append({"dataset": item["dataset"], "loader": config["datasets"][item["dataset"]]["loader"],
-                             "inputs": item["inputs"], "entry": group, "group": group, "method": entry["method"],
-                             "grid": dict(zip(grid, values))})
-    return {"runs": runs}
-
-
 @pytest.mark.parametrize("path", ["config.yaml", "config/ci.yaml", "config/demo.yaml"])
 def test_every_configured_experiment_passes_its_renderer_check(path):
     from cova.config import resolve_overlay
+    from cova.config.checks import experiment_context
 
     config = resolve_overlay(yaml.safe_load((ROOT / path).read_text()))
     experiments = config.get("paper", {}).get("experiments", {})
     for name, block in experiments.items():
-        options = check_experiment(name, block, _context(config, block))
+        options = check_experiment(name, block, experiment_context(config, block))
         assert set(options) == set(parameter_constraints(RENDERERS[block["renderer"]]))
 
 

@@ -111,7 +111,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
                               f"allowed; allowed values: {sorted(REFERENCE)}")
         try:
-            check_experiment(name, e, _experiment_context(config, e))
+            check_experiment(name, e, experiment_context(config, e))
         except OptionError as err:
             raise ConfigError(str(err)) from None
     fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
@@ -125,17 +125,19 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
                                   f"method entry")
 
 
-def _experiment_context(config: dict[str, Any], experiment: dict[str, Any]) -> dict[str, Any]:
+def experiment_context(config: dict[str, Any], experiment: dict[str, Any]) -> dict[str, Any]:
     """What a renderer's rules check its options against (:func:`cova.experiments.registry.check_experiment`): one
-    dict per expanded run of the experiment, with its dataset's loader and its grid values."""
+    dict per expanded run of the experiment, with its dataset's loader, its grid values and the opt-in metric groups
+    its scores have (``measures``)."""
     runs = []
     for run in experiment["runs"]:
         loader = config["datasets"][run["dataset"]]["loader"]
+        measures = [*config.get("metrics", {}).get("measures", []), *run.get("metrics", {}).get("measures", [])]
         for group in run["methods"]:
             m = config["methods"][group]
             for entry, _, chosen in expand_grid(group, m):
                 runs.append({"dataset": run["dataset"], "loader": loader, "inputs": run["inputs"], "entry": entry,
-                             "group": group, "method": m["method"], "grid": chosen})
+                             "group": group, "method": m["method"], "grid": chosen, "measures": measures})
     return {"runs": runs}
 
 

@@ -25,12 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...affinity.fuzzy import fuzzy_graph
 from ...constraints import NON_NEGATIVE_INT, SEED, declare, integer
 from ...datasets.base import Dataset
 from ...embedding import Embedding
 from ...inputs import Inputs
-from ...metrics.density import local_radii
 from ...viz.figures import save_figure
 from ...viz.panels import ScatterPanel, scatter_grid_figure
 from ...viz.saliency import adversarial_figure, density_figure, frame_figure, image_pairs_figure, image_shape
@@ -268,12 +266,23 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str], *, source_cla
 # ------------------------------------------------------------------------------------------------------------------
 # Fig. 7 and Supp. Figs. 9-10: density on the digit-1 group
 # ------------------------------------------------------------------------------------------------------------------
-@declare({"n_subgroups": [integer(2, None)], "n_neighbors": [integer(2, None)], "random_state": SEED,
-          "method_labels": METHOD_LABELS})
-def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: int = 6, n_neighbors: int = 15,
+def _runs_have_radii(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The local radii are per-run outputs of the score step's ``featmap`` metric group."""
+    missing = sorted({r["entry"] for r in context.get("runs", []) if "featmap" not in r.get("measures", ())})
+    if missing:
+        return "runs", (f"the local radii it draws are per-run measures of the metric group 'featmap', which "
+                               f"runs {missing} do not ask for; add metrics: {{measures: [featmap]}} to their runs "
+                               f"item")
+    return None
+
+
+@declare({"n_subgroups": [integer(2, None)], "random_state": SEED, "method_labels": METHOD_LABELS},
+         rules=[_runs_have_radii])
+def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: int = 6,
                     random_state: int = 0, method_labels: Mapping[str, str] | None = None) -> None:
     """Fig. 7 / Supp. Figs. 9-10: for each run (featMAP and UMAP on one data set), embedded against original local
-    radius (isotropic, densMAP's definition on each space's own fuzzy graph of ``n_neighbors`` neighbours) with the
+    radius (isotropic, densMAP's definition on each space's own fuzzy graph; the per-run radii and their correlation
+    that the score step's ``featmap`` group saved, :func:`cova.metrics.density.local_radius_pair`) with the
     regression line; k-means subgroups (``n_subgroups``, on the inputs' X, seeded by ``random_state``) and, for the
     subgroup whose embedded radius rises most from UMAP to featMAP (radii standardised per map), ten random
     images; methods named by ``method_labels``."""
@@ -286,10 +295,9 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: i
     X = loaded[0][1].X
     groups = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(X)
     radii = {}
-    for run, inputs, emb, _ in loaded:
-        r_o = local_radii(inputs.X, fuzzy_graph(inputs.X, n_neighbors, random_state=seed).P)
-        r_e = local_radii(emb.Z, fuzzy_graph(emb.Z, n_neighbors, random_state=seed).P)
-        radii[run["entry"]] = (r_o, r_e)
+    for run, _, _, _ in loaded:
+        with np.load(run["per_point"]) as f:
+            radii[run["entry"]] = (f["radius_original"], f["radius_embedded"])
     rows = []
     z = {e: (r_e - r_e.mean()) / r_e.std() for e, (_, r_e) in radii.items()}
     for g in range(k):
@@ -305,7 +313,7 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: i
     um = next((r["entry"] for r in runs if r["method"] == "umap"), entries[-1])
     table["featmap_minus_umap"] = table[f"mean_std_embedded_radius_{fm}"] - table[f"mean_std_embedded_radius_{um}"]
     sparse = int(table.sort_values("featmap_minus_umap", ascending=False).subgroup.iloc[0])
-    corr = {e: float(np.corrcoef(*radii[e])[0, 1]) for e in radii}
+    corr = {run["entry"]: float(run_scores(run)["radius_correlation"]) for run in runs}
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
     write_html_atomic(table, out["html"], title=title, note=findings_note(
