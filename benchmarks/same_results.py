@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: Columns that measure time, not results: they differ from run to run.
-TIME_MARKERS = ("runtime", "seconds", "time_s", "wall", "cpu")
+#: Columns that measure time (or count what fitted in a time budget), not results: they differ from run to run.
+TIME_MARKERS = ("runtime", "seconds", "time_s", "timed", "wall", "cpu")
 
 
 def _is_time(column: str) -> bool:
