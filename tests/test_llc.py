@@ -20,7 +20,7 @@ from sklearn.decomposition import PCA, FactorAnalysis
 
 from cova.affinity.knn import nearest_neighbors
 from cova.inputs import Inputs
-from cova.methods.llc import (
+from cova.methods.baselines.llc import (
     LLC,
     MixtureOfFactorAnalysers,
     align,
@@ -28,7 +28,7 @@ from cova.methods.llc import (
     fit_mfa,
     mfa_posteriors,
 )
-from cova.methods.mvu import reconstruction_weights
+from cova.methods.baselines.mvu import reconstruction_weights
 
 
 def _known_mixture(n: int = 900, seed: int = 0) -> tuple[np.ndarray, MixtureOfFactorAnalysers]:

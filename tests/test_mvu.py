@@ -21,7 +21,7 @@ from scipy.stats import spearmanr
 from sklearn.datasets import make_swiss_roll
 
 from cova.inputs import Inputs
-from cova.methods.mvu import (
+from cova.methods.baselines.mvu import (
     LMVU,
     MUHSIC,
     class_kernel_factor,

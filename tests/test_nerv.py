@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from cova.inputs import Inputs
-from cova.methods.nerv import (
+from cova.methods.nerv.nerv import (
     NeRV,
     TNeRV,
     joint_log_probabilities,

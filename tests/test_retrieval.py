@@ -223,7 +223,7 @@ def test_f_measure():
 
 
 def test_joint_measure_is_eq8_terms():
-    from cova.methods.nerv import joint_log_probabilities, tnerv_cost_and_gradient
+    from cova.methods.nerv.nerv import joint_log_probabilities, tnerv_cost_and_gradient
     from cova.metrics.retrieval import calibrate_precisions, log_conditional_probabilities
 
     rng = np.random.default_rng(6)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from cova.methods import METHODS
-from cova.methods.nerv import NeRV
-from cova.methods.snerv import (
+from cova.methods.nerv.nerv import NeRV
+from cova.methods.nerv.snerv import (
     ClassPosterior,
     SNeRV,
     fisher_quadratic_form,

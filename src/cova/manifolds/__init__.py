@@ -15,7 +15,7 @@ search, its SGD-batch variant, and the t-SNE momentum/gains scheme.
 """
 
 from . import noncompact_stiefel, stiefel
-from .base import FunctionManifold, Manifold
+from .base import DegenerateSolution, FunctionManifold, Manifold
 from .euclidean import Euclidean
 from .generalized_stiefel import GeneralizedStiefel
 from .noncompact_stiefel import NoncompactStiefel
@@ -33,6 +33,6 @@ from .product import Product
 from .sphere import CentredSphere, Sphere
 from .stiefel import Stiefel
 
-__all__ = ["noncompact_stiefel", "stiefel", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
+__all__ = ["noncompact_stiefel", "stiefel", "DegenerateSolution", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
            "Stiefel", "GeneralizedStiefel", "Product", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
            "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection"]

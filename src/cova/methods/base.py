@@ -47,12 +47,6 @@ def supervised_arrays(inputs: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return X, y, rows
 
 
-class DegenerateSolution(ValueError):
-    """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
-    no negative eigenvalue, COVA Sec. 3.2.2). The pipeline records such a run as degenerate (NaN scores) instead of
-    failing the whole workflow."""
-
-
 class Embedder(BaseEstimator):
     """Base class: parameters in ``__init__``, ``fit(inputs)`` sets ``embedding_`` (l, k).
 

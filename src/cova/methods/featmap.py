@@ -78,7 +78,7 @@ from ..inputs import Inputs
 from ..objectives.anisotropic import AnisotropicTerm, embedded_radii, original_radii, radius_correlation
 from ..objectives.umap_sgd import initial_layout, optimize_layout, rng_state_from, umap_edges
 from .base import Embedder
-from .tsne import TSNE
+from .sne.tsne import TSNE
 
 __all__ = ["FeatMAP", "frames_from_directions", "SMOOTH_TOL", "SMOOTH_PATIENCE", "SMOOTH_MAX_ITER",
            "INTRINSIC_TAU"]

@@ -6,10 +6,10 @@ import numpy as np
 import openTSNE
 from openTSNE.affinity import PrecomputedAffinities
 
-from ..affinity.weights import gaussian_perplexity
-from ..constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
-from ..inputs import Inputs
-from .base import Embedder
+from ...affinity.weights import gaussian_perplexity
+from ...constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
+from ...inputs import Inputs
+from ..base import Embedder
 
 #: openTSNE's parameter name -> the estimator attribute passed as it (shared by :class:`TSNE` and
 #: :class:`cova.methods.supervised.SupervisedTSNE`). Our ``max_iter`` is openTSNE's ``n_iter``: the iterations

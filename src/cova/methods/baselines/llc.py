@@ -58,12 +58,12 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.cluster import KMeans
 
-from ..affinity.graphs import fix_signs
-from ..affinity.knn import nearest_neighbors
-from ..checks import check_matrix
-from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
-from ..inputs import Inputs
-from .base import Embedder
+from ...affinity.graphs import fix_signs
+from ...affinity.knn import nearest_neighbors
+from ...checks import check_matrix
+from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
+from ...inputs import Inputs
+from ..base import Embedder
 from .mvu import reconstruction_weights
 
 log = logging.getLogger("cova")

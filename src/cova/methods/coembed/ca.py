@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..constraints import POSITIVE_INT, SEED, StrOptions
-from ..inputs import Inputs
-from ..objectives.coembedding import TRIVIAL_TOL, relation_margins, scaled_svd
-from .base import Embedder, relation_matrix
+from ...constraints import POSITIVE_INT, SEED, StrOptions
+from ...inputs import Inputs
+from ...objectives.coembedding import TRIVIAL_TOL, relation_margins, scaled_svd
+from ..base import Embedder, relation_matrix
 
 #: The method named in error messages.
 NAME = "correspondence analysis"

@@ -28,12 +28,12 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvectors
-from ..affinity.knn import pair_sq_distances, query_neighbors
-from ..constraints import POSITIVE, POSITIVE_INT, SEED
-from ..inputs import Inputs
-from ..objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
-from .base import Embedder, supervised_arrays
+from ...affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvectors
+from ...affinity.knn import pair_sq_distances, query_neighbors
+from ...constraints import POSITIVE, POSITIVE_INT, SEED
+from ...inputs import Inputs
+from ...objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
+from ..base import Embedder, supervised_arrays
 
 log = logging.getLogger("cova")
 

@@ -14,10 +14,10 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
-from ..constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions
-from ..inputs import Inputs
-from ..objectives.code import CodeNLL, code_parameter_sizes, split_code_parameters
-from .base import Embedder, check_size, relation_matrix
+from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions
+from ...inputs import Inputs
+from ...objectives.code import CodeNLL, code_parameter_sizes, split_code_parameters
+from ..base import Embedder, check_size, relation_matrix
 
 __all__ = ["CODE", "code_embedding"]
 

@@ -8,17 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from ..constraints import POSITIVE_INT, SEED, StrOptions, StrPattern, integer, real
-from ..inputs import Inputs
-from ..objectives.coembedding import (
+from ...constraints import POSITIVE_INT, SEED, StrOptions, StrPattern, integer, real
+from ...inputs import Inputs
+from ...objectives.coembedding import (
     coembedding_svd,
     gamma_objective,
     grid_search,
     neighbourhood_size,
     reduced_model,
 )
-from ..threads import job_threads
-from .base import Embedder, relation_matrix
+from ...threads import job_threads
+from ..base import Embedder, relation_matrix
 
 #: The grids of the search: ``"paper"`` covers the paper's ranges (81 SVDs × 169 rescalings), ``"ci"`` is small.
 GRIDS: dict[str, dict[str, list[float]]] = {

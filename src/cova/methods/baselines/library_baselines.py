@@ -27,10 +27,10 @@ import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
-from ..inputs import Inputs
-from ..objectives.threads import one_numba_thread
-from .base import Embedder
+from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
+from ...inputs import Inputs
+from ...objectives.threads import one_numba_thread
+from ..base import Embedder
 from .sklearn_baselines import UMAP, _as_embedding, _check_neighbors
 
 __all__ = ["SklearnTSNE", "DensMAP", "TriMap", "PaCMAP", "HNNE"]

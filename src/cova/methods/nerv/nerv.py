@@ -45,11 +45,11 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import pdist, squareform
 
-from ..affinity.graphs import geodesic_distances
-from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
-from ..constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
-from ..objectives.kl import pair_sq_dist
-from .base import Embedder, check_size
+from ...affinity.graphs import geodesic_distances
+from ...affinity.perplexity import calibrate_precisions, log_conditional_probabilities
+from ...constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
+from ...objectives.kl import pair_sq_dist
+from ..base import Embedder, check_size
 
 __all__ = ["NeRV", "TNeRV", "nerv_cost_and_gradient", "tnerv_cost_and_gradient", "joint_log_probabilities",
            "DEFAULT_MAX_SAMPLES"]

@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE_INT, SEED
-from ..inputs import Inputs
-from ..manifolds import Euclidean, Product, Stiefel, riemannian_gradient_descent
-from ..objectives.mkpe import mkpe_objective
-from .base import Embedder, check_size, relation_matrix
+from ...constraints import MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE_INT, SEED
+from ...inputs import Inputs
+from ...manifolds import Euclidean, Product, Stiefel, riemannian_gradient_descent
+from ...objectives.mkpe import mkpe_objective
+from ..base import Embedder, check_size, relation_matrix
 
 __all__ = ["MKPE", "mkpe_embedding"]
 

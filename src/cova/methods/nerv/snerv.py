@@ -45,9 +45,18 @@ from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
 from sklearn.model_selection import StratifiedKFold
 
-from ..constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, integer
-from ..objectives.mkpe import squared_distances
-from .base import Embedder, check_size, supervised_arrays
+from ...constraints import (
+    MAX_SAMPLES,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    SEED_OR_NONE,
+    UNIT,
+    StrOptions,
+    integer,
+)
+from ...objectives.mkpe import squared_distances
+from ..base import Embedder, check_size, supervised_arrays
 from .nerv import ANNEAL, NeRV
 
 __all__ = ["ClassPosterior", "UsesClassPosterior", "fit_class_posterior", "posterior_arrays", "posterior_from_arrays",

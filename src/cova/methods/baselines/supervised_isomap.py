@@ -28,9 +28,9 @@ from scipy.sparse import SparseEfficiencyWarning
 from scipy.spatial.distance import cdist, pdist, squareform
 from scipy.special import logsumexp
 
-from ..constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, UNIT
-from ..inputs import Inputs
-from .base import Embedder, check_size, supervised_arrays
+from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, UNIT
+from ...inputs import Inputs
+from ..base import Embedder, check_size, supervised_arrays
 
 __all__ = ["SupervisedIsomap", "supervised_dissimilarity"]
 

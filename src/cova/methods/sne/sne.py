@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
-from ..affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
-from ..affinity.weights import gaussian_perplexity
-from ..constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, real
-from ..inputs import Inputs
-from ..manifolds import Euclidean, momentum_gradient_descent
-from ..objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
-from .base import Embedder, check_size
+from ...affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
+from ...affinity.weights import gaussian_perplexity
+from ...constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, real
+from ...inputs import Inputs
+from ...manifolds import Euclidean, momentum_gradient_descent
+from ...objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
+from ..base import Embedder, check_size
 
 __all__ = [
     "SNE",
@@ -104,7 +104,7 @@ def conditional_affinities(X: np.ndarray, perplexity: float = 30.0, neighbors: s
     if neighbors == "all":
         return dense_conditional_probabilities(dense_sq_distances(X), perplexity)
     if neighbors == "knn":
-        from ..affinity.knn import nearest_neighbors
+        from ...affinity.knn import nearest_neighbors
 
         k = min(l - 1, int(3 * perplexity))
         if not 0 < perplexity < k:

@@ -36,12 +36,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
-from ..affinity.weights import gaussian_perplexity, laplacian
-from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
-from ..inputs import Inputs
-from ..manifolds.optimize import riemannian_gradient_descent
-from ..manifolds.stiefel import project_tangent, retract_qr
-from .base import Embedder
+from ...affinity.weights import gaussian_perplexity, laplacian
+from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
+from ...inputs import Inputs
+from ...manifolds.optimize import riemannian_gradient_descent
+from ...manifolds.stiefel import project_tangent, retract_qr
+from ..base import Embedder
 
 __all__ = ["MMA", "mma_objective", "smallest_eigenvectors"]
 

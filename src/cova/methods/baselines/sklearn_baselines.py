@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
-from ..constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
-from ..inputs import Inputs
-from ..jit import cache_library_kernels
-from .base import Embedder, check_size
+from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
+from ...inputs import Inputs
+from ...jit import cache_library_kernels
+from ..base import Embedder, check_size
 
 
 class PCA(Embedder):

@@ -50,10 +50,10 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..affinity.knn import nearest_neighbors
-from ..constraints import POSITIVE, POSITIVE_INT, SEED, integer
-from ..inputs import Inputs
-from .base import Embedder, supervised_arrays
+from ...affinity.knn import nearest_neighbors
+from ...constraints import POSITIVE, POSITIVE_INT, SEED, integer
+from ...inputs import Inputs
+from ..base import Embedder, supervised_arrays
 
 __all__ = ["Adam", "DeepEmbedding", "forward", "he_init", "pair_loss_and_grad"]
 

@@ -31,13 +31,13 @@ import numpy as np
 import openTSNE
 import scipy.sparse as sp
 
-from ..affinity.knn import _check_X, pair_sq_distances
-from ..affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
-from ..affinity.weights import gaussian_perplexity, supervised_shrink
-from ..checks import check_label_vector
-from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
-from ..inputs import Inputs
-from .base import Embedder
+from ...affinity.knn import _check_X, pair_sq_distances
+from ...affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
+from ...affinity.weights import gaussian_perplexity, supervised_shrink
+from ...checks import check_label_vector
+from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
+from ...inputs import Inputs
+from ..base import Embedder
 from .nse import SPECTRAL_SOLVERS, nse_embedding
 from .sne import EXACT_SNE_CONSTRAINTS, SNE, conditional_affinities, dense_sq_distances, pca_reduce
 from .tsne import OPENTSNE_CONSTRAINTS, opentsne_fit

@@ -31,10 +31,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
-from ..affinity.knn import nearest_neighbors
-from ..constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
-from ..inputs import Inputs
-from .base import Embedder
+from ...affinity.knn import nearest_neighbors
+from ...constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
+from ...inputs import Inputs
+from ..base import Embedder
 
 __all__ = ["LDMGI", "ldmgi_matrix", "local_matrices"]
 

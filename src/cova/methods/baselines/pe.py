@@ -28,11 +28,11 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from ..constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
-from ..constraints import POSITIVE as POSITIVE_REAL
-from ..inputs import Inputs
-from .base import Embedder, check_size, supervised_arrays
-from .snerv import UsesClassPosterior
+from ...constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
+from ...constraints import POSITIVE as POSITIVE_REAL
+from ...inputs import Inputs
+from ..base import Embedder, check_size, supervised_arrays
+from ..nerv.snerv import UsesClassPosterior
 
 __all__ = ["ParametricEmbedding", "pe_cost_and_grad"]
 

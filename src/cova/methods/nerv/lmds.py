@@ -32,7 +32,7 @@ import numba
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from ..constraints import (
+from ...constraints import (
     MAX_SAMPLES,
     NON_NEGATIVE,
     NON_NEGATIVE_INT,
@@ -42,7 +42,7 @@ from ..constraints import (
     UNIT,
     StrOptions,
 )
-from .base import Embedder, check_size
+from ..base import Embedder, check_size
 from .nerv import mean_scaled_distances
 
 __all__ = ["LMDS", "CCA", "CDA", "lmds_cost", "lmds_point_cost", "lmds_step", "neighbourhood_radii", "DEFAULT_MAX_SAMPLES"]

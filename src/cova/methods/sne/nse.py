@@ -17,11 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.manifold import SpectralEmbedding
 
-from ..affinity.graphs import spectral_embedding
-from ..affinity.weights import gaussian_perplexity
-from ..constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
-from ..inputs import Inputs
-from .base import Embedder
+from ...affinity.graphs import spectral_embedding
+from ...affinity.weights import gaussian_perplexity
+from ...constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
+from ...inputs import Inputs
+from ..base import Embedder
 
 __all__ = ["NSE", "LaplacianEigenmaps", "nse_embedding"]
 
