@@ -13,6 +13,7 @@ from sklearn.decomposition import PCA as SkPCA
 from sklearn.manifold import SpectralEmbedding
 
 from cova.affinity import conditional_probabilities, gaussian_perplexity, supervised_shrink
+from cova.affinity.dense import conditional_affinities
 from cova.inputs import Inputs
 from cova.methods.baselines.ldmgi import LDMGI, ldmgi_matrix, local_matrices
 from cova.methods.baselines.mcml import MCML, mcml_objective, target_distribution
@@ -23,7 +24,6 @@ from cova.methods.sne.sne import (
     SNE,
     ExactTSNE,
     _init,
-    conditional_affinities,
     sne_kl_and_gradient,
     tsne_kl_and_gradient,
 )

@@ -10,9 +10,10 @@ import pytest
 from scipy.spatial.distance import pdist, squareform
 
 from cova.inputs import Inputs  # noqa: F401  (Embedder contract: fit accepts objects with .X)
-from cova.methods.nerv.lmds import LMDS, lmds_cost, lmds_point_cost, lmds_step, neighbourhood_radii
+from cova.methods.nerv.lmds import LMDS
 from cova.methods.registry import METHODS, make_method
 from cova.metrics import trustworthiness
+from cova.objectives.lmds import lmds_cost, lmds_point_cost, lmds_step, neighbourhood_radii
 
 
 def _problem(n: int = 30, seed: int = 0):

@@ -20,6 +20,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.datasets import make_swiss_roll
 
+from cova.affinity.reconstruction import reconstruction_weights
 from cova.inputs import Inputs
 from cova.methods.baselines.mvu import (
     LMVU,
@@ -29,7 +30,6 @@ from cova.methods.baselines.mvu import (
     landmark_reconstruction,
     laplacian_basis,
     neighbour_pairs,
-    reconstruction_weights,
 )
 from cova.objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
 

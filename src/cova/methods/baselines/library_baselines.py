@@ -14,7 +14,7 @@ seed), one thread where threads could change the result, and a check of the para
 - ``hnne``: h-NNE, ``hnne`` 2.0.1 (:class:`HNNE`).
 
 UMAP and PCA (whose principal axes are the linear loadings featMAP's local loadings are compared with) are in
-:mod:`cova.methods.sklearn_baselines`.
+:mod:`cova.methods.baselines.sklearn_baselines`.
 """
 
 from __future__ import annotations

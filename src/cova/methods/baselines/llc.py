@@ -43,7 +43,7 @@ is fixed by :func:`cova.affinity.graphs.fix_signs`.
 
 Choices the paper leaves open are listed in the :class:`LLC` docstring. Memory is O(N·k + N·K·d) besides a few
 copies of X (the weights are a sparse kNN matrix, U is N × K(d+1)); nothing is N × N. The one larger transient is
-the N × k × D array of neighbour differences inside :func:`cova.methods.mvu.reconstruction_weights` (0.37 GB on
+the N × k × D array of neighbour differences inside :func:`cova.affinity.reconstruction.reconstruction_weights` (0.37 GB on
 Cora's 2,708 × 1,433 words with k = 12).
 """
 
@@ -60,11 +60,11 @@ from sklearn.cluster import KMeans
 
 from ...affinity.graphs import fix_signs
 from ...affinity.knn import nearest_neighbors
+from ...affinity.reconstruction import reconstruction_weights
 from ...checks import check_matrix
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
 from ...inputs import Inputs
 from ..base import Embedder
-from .mvu import reconstruction_weights
 
 log = logging.getLogger("cova")
 

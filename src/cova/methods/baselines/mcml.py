@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...affinity.dense import pca_reduce
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED_OR_NONE
 from ...inputs import Inputs
 from ..base import Embedder, check_size
-from ..sne.sne import pca_reduce
 
 __all__ = ["MCML", "mcml_objective", "target_distribution", "project_psd"]
 

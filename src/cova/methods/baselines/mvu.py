@@ -16,7 +16,7 @@ MUHSIC maximises the dependence between the embedding and the class labels under
 distances, over K = Q A Qᵀ with Q the bottom eigenvectors of the same joined k-NN graph's Laplacian
 (:func:`cova.objectives.semidefinite.muhsic_gram`, stated there). It is fitted on the rows it is given (a split's
 training rows); new points are placed as the NeRV paper says, by linear interpolation: the LLE reconstruction weights
-of each new point from its k nearest training rows (:func:`barycentre_weights`) applied to their coordinates.
+of each new point from its k nearest training rows (:func:`cova.affinity.reconstruction.barycentre_weights`) applied to their coordinates.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import scipy.sparse.linalg as spla
 
 from ...affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvectors
 from ...affinity.knn import pair_sq_distances, query_neighbors
+from ...affinity.reconstruction import barycentre_weights, reconstruction_weights
 from ...constraints import POSITIVE, POSITIVE_INT, SEED
 from ...inputs import Inputs
 from ...objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
@@ -37,8 +38,8 @@ from ..base import Embedder, supervised_arrays
 
 log = logging.getLogger("cova")
 
-__all__ = ["LMVU", "MUHSIC", "neighbour_pairs", "barycentre_weights", "reconstruction_weights",
-           "landmark_reconstruction", "class_kernel_factor", "laplacian_basis", "interpolate"]
+__all__ = ["LMVU", "MUHSIC", "neighbour_pairs", "landmark_reconstruction", "class_kernel_factor", "laplacian_basis",
+           "interpolate"]
 
 
 def neighbour_pairs(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,27 +51,6 @@ def neighbour_pairs(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.nda
     order = np.lexsort((U.col, U.row))
     pairs = np.c_[U.row[order], U.col[order]].astype(np.int64)
     return pairs, pair_sq_distances(np.asarray(X, dtype=np.float64), pairs[:, 0], pairs[:, 1]), idx
-
-
-def barycentre_weights(X_query: np.ndarray, X_ref: np.ndarray, indices: np.ndarray, reg: float = 1e-3) -> np.ndarray:
-    """LLE's reconstruction weights (Roweis & Saul 2000), dense (q, k): row i holds the weights, summing to 1, that
-    best rebuild ``X_query[i]`` from the rows ``X_ref[indices[i]]``, with the local Gram matrix regularised by ``reg``
-    times its trace (as scikit-learn's LLE does). Batched over the rows."""
-    q, k = indices.shape
-    Z = X_ref[indices] - X_query[:, None, :]
-    G = np.einsum("lad,lbd->lab", Z, Z)
-    tr = np.trace(G, axis1=1, axis2=2)
-    G[:, np.arange(k), np.arange(k)] += (reg * np.where(tr > 0, tr, 1.0))[:, None]
-    w = np.linalg.solve(G, np.ones((q, k, 1)))[:, :, 0]
-    return w / w.sum(axis=1, keepdims=True)
-
-
-def reconstruction_weights(X: np.ndarray, indices: np.ndarray, reg: float = 1e-3) -> sp.csr_matrix:
-    """:func:`barycentre_weights` of every row of X from its neighbours ``indices[i]`` among X's rows; (l, l)
-    sparse."""
-    l, k = indices.shape
-    w = barycentre_weights(X, X, indices, reg)
-    return sp.csr_matrix((w.ravel(), indices.ravel(), np.arange(0, l * k + 1, k)), shape=(l, l))
 
 
 def landmark_reconstruction(W: sp.spmatrix, landmarks: np.ndarray) -> np.ndarray:
@@ -170,7 +150,7 @@ def interpolate(X_ref: np.ndarray, Z_ref: np.ndarray, X_new: np.ndarray, n_neigh
                 reg: float = 1e-3) -> np.ndarray:
     """Linear interpolation of new points into an embedding: each row of ``X_new`` gets Σ_j w_j z_j over its
     ``n_neighbors`` nearest rows of ``X_ref`` (:func:`cova.affinity.knn.query_neighbors`), w its LLE reconstruction
-    weights from them (:func:`barycentre_weights`). A new point equal to reference rows is rebuilt exactly by them (equal weights on
+    weights from them (:func:`cova.affinity.reconstruction.barycentre_weights`). A new point equal to reference rows is rebuilt exactly by them (equal weights on
     the rows at distance 0), which is the unregularised optimum the regulariser would otherwise blur."""
     X_ref = np.asarray(X_ref, dtype=np.float64)
     X_new = np.asarray(X_new, dtype=np.float64)

@@ -13,7 +13,7 @@ matches the given one in Kullback-Leibler divergence,
     dE/dy_n   = sum_c (p(c | x_n) - p(c | y_n)) (y_n - phi_c),
     dE/dphi_c = sum_n (p(c | x_n) - p(c | y_n)) (phi_c - y_n).
 
-NeRV gives PE "the same class-posterior estimate as SNeRV": :class:`cova.methods.snerv.ClassPosterior` fitted on
+NeRV gives PE "the same class-posterior estimate as SNeRV": :class:`cova.cohorts.posterior.ClassPosterior` fitted on
 the labelled rows, evaluated on every row (test rows included; their labels are never read). The class prior p(c)
 is the mean posterior over the rows [ours: the papers leave it open]. PE has no closed form: E is minimised jointly
 over Y and Phi by scipy's L-BFGS, started from seeded N(0, 1) class points and y_n = sum_c p(c | x_n) phi_c.
@@ -31,8 +31,7 @@ from scipy.special import logsumexp
 from ...constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
 from ...constraints import POSITIVE as POSITIVE_REAL
 from ...inputs import Inputs
-from ..base import Embedder, check_size, supervised_arrays
-from ..nerv.snerv import UsesClassPosterior
+from ..base import Embedder, UsesClassPosterior, check_size, supervised_arrays
 
 __all__ = ["ParametricEmbedding", "pe_cost_and_grad"]
 
@@ -60,14 +59,14 @@ class ParametricEmbedding(UsesClassPosterior, Embedder):
     ----------
     n_components : display dimension (2).
     n_mixture, sigma_mixture, posterior_max_iter : the class-posterior model's K, sigma and CG iterations
-        (:class:`cova.methods.snerv.ClassPosterior`; ``"auto"``: 3-fold CV as in SNeRV).
+        (:class:`cova.cohorts.posterior.ClassPosterior`; ``"auto"``: 3-fold CV as in SNeRV).
     max_iter : L-BFGS iterations (1,000). tol : L-BFGS's ``gtol`` (1e-6).
     random_state : seed of the posterior model and of the start.
     max_samples : size guard (the posterior model's CV is the costly part; 20,000).
 
     ``fit(inputs)`` reads ``inputs.X`` and ``inputs.labels`` (only the rows of ``inputs.labelled`` when given:
     PE takes unlabelled samples), and ``inputs.class_posterior`` instead of fitting the posterior model when present
-    (:class:`cova.methods.snerv.UsesClassPosterior`). Attributes: ``embedding_``, ``class_points_`` (C, d; phi, the classes'
+    (:class:`cova.methods.base.UsesClassPosterior`). Attributes: ``embedding_``, ``class_points_`` (C, d; phi, the classes'
     places, saved with the run), ``posterior_``, ``cost_``, ``n_iter_``.
     """
 

@@ -35,10 +35,10 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ...affinity.distances import squared_distances
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 from ...inputs import Inputs
 from ...objectives.coembedding import relation_margins, scaled_svd
-from ...objectives.mkpe import squared_distances
 from ..base import Embedder, check_size, relation_matrix
 
 __all__ = ["ACAS", "GRID_P", "GRID_ALPHA", "GRID_BETA", "acas_scales", "acas_svd", "acas_coordinates",

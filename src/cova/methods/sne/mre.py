@@ -25,11 +25,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
+from ...affinity.dense import conditional_affinities, pca_reduce
 from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED
 from ...inputs import Inputs
 from ...objectives.kl import sne_kl_and_gradient
 from ..base import Embedder, check_size, supervised_arrays
-from .sne import TSNE_ALTERNATIVE, _init, conditional_affinities, pca_reduce
+from .sne import TSNE_ALTERNATIVE, _init
 
 __all__ = ["MRE", "class_relation", "mre_cost_and_grad"]
 

@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.manifold import SpectralEmbedding
 
+from ...affinity.dense import pca_reduce
 from ...affinity.graphs import spectral_embedding
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
@@ -83,8 +84,6 @@ class NSE(Embedder):
         self.random_state = random_state
 
     def fit(self, inputs: Inputs) -> "NSE":
-        from .sne import pca_reduce
-
         self._validate_params()
         if self.affinity == "perplexity":
             P = gaussian_perplexity(pca_reduce(inputs.X, self.n_pca), self.perplexity,

@@ -31,6 +31,8 @@ import numpy as np
 import openTSNE
 import scipy.sparse as sp
 
+from ...affinity.dense import conditional_affinities, pca_reduce
+from ...affinity.distances import dense_sq_distances
 from ...affinity.knn import _check_X, pair_sq_distances
 from ...affinity.perplexity import conditional_probabilities, dense_conditional_probabilities
 from ...affinity.weights import gaussian_perplexity, supervised_shrink
@@ -39,7 +41,7 @@ from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOption
 from ...inputs import Inputs
 from ..base import Embedder
 from .nse import SPECTRAL_SOLVERS, nse_embedding
-from .sne import EXACT_SNE_CONSTRAINTS, SNE, conditional_affinities, dense_sq_distances, pca_reduce
+from .sne import EXACT_SNE_CONSTRAINTS, SNE
 from .tsne import OPENTSNE_CONSTRAINTS, opentsne_fit
 
 __all__ = [
@@ -226,14 +228,14 @@ class SupervisedSNE(SNE):
 
 class SupervisedTSNE(Embedder):
     """Supervised t-SNE / S-t-SNE (Kim et al. 2015; COVA Table 1, Table 4, Fig. 5, H.5), run by openTSNE on the
-    supervised joint P of :func:`supervised_affinities` (like :class:`cova.methods.tsne.TSNE` with a given P).
+    supervised joint P of :func:`supervised_affinities` (like :class:`cova.methods.sne.tsne.TSNE` with a given P).
 
     Parameters
     ----------
     lam : λ, default 0.5 (λ = 1: unsupervised t-SNE with the footnote-1 setting). mode : ``"distance"`` | ``"p_shrink"``.
     perplexity : 30. n_pca : 30 (``None`` skips the PCA).
     max_iter, early_exaggeration_iter, learning_rate, dof, negative_gradient_method : openTSNE's (500, 250, "auto",
-        1, "auto"), as in :class:`cova.methods.tsne.TSNE` (``max_iter`` is openTSNE's ``n_iter``).
+        1, "auto"), as in :class:`cova.methods.sne.tsne.TSNE` (``max_iter`` is openTSNE's ``n_iter``).
     init : ``"random"`` (default; the 2008-style random start of van der Maaten & Hinton, openTSNE's N(0, 10⁻⁸ I)) or
         ``"pca"`` (openTSNE's scaled PCA of the reduced X).
     random_state : seed of the initialisation and of openTSNE. n_jobs : openTSNE threads (results do not depend
@@ -274,7 +276,7 @@ class SupervisedTSNE(Embedder):
 
 
 class SupervisedNSE(Embedder):
-    """Supervised NSE (COVA Table 1): the normalised spectral embedding (:func:`cova.methods.nse.nse_embedding`)
+    """Supervised NSE (COVA Table 1): the normalised spectral embedding (:func:`cova.methods.sne.nse.nse_embedding`)
     of the supervised joint P of :func:`supervised_affinities`.
 
     Parameters: lam (0.5), mode (``"distance"``), perplexity (30), n_pca (30), n_components (2),

@@ -12,7 +12,7 @@ from ...inputs import Inputs
 from ..base import Embedder
 
 #: openTSNE's parameter name -> the estimator attribute passed as it (shared by :class:`TSNE` and
-#: :class:`cova.methods.supervised.SupervisedTSNE`). Our ``max_iter`` is openTSNE's ``n_iter``: the iterations
+#: :class:`cova.methods.sne.supervised.SupervisedTSNE`). Our ``max_iter`` is openTSNE's ``n_iter``: the iterations
 #: after the early-exaggeration phase.
 OPENTSNE_PARAMS: dict[str, str] = {"n_iter": "max_iter", "early_exaggeration_iter": "early_exaggeration_iter",
                                    "learning_rate": "learning_rate", "dof": "dof",
