@@ -23,38 +23,19 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..affinity.weights import symmetrize_normalize
 from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 from ..inputs import Inputs
 from ..manifolds import CentredSphere, Euclidean, Manifold, OptimizeResult, momentum_gradient_descent
 from ..objectives.kl import kl_entropy, resolve_repulsion_method, tsne_kl_sparse
 from .base import Embedder
 
-__all__ = ["DOSNES", "TSNEAffinity", "joint_affinity", "auto_learning_rate"]
+__all__ = ["DOSNES", "TSNEAffinity", "auto_learning_rate"]
 
 #: Standard deviation of the random start of the authors' code (``.0001 * randn``).
 INIT_SCALE = 1e-4
 #: How often (iterations) the KL is evaluated for ``kl_history_``.
 LOG_EVERY = 50
-
-
-def joint_affinity(W: Any) -> sp.csr_matrix:
-    """The joint P of t-SNE from a nonnegative affinity W: diagonal zeroed, ½(W + Wᵀ), unit sum (the first lines
-    of the authors' ``tsne_p_sphere.m`` and of ``tsne_p.m``). Raises ValueError if nothing is left off the
-    diagonal."""
-    W = sp.csr_matrix(W, dtype=np.float64)
-    if W.shape[0] != W.shape[1]:
-        raise ValueError(f"the affinity W must be square, got shape {W.shape}")
-    W = W.tolil()
-    W.setdiag(0.0)
-    W = W.tocsr()
-    P = (0.5 * (W + W.T)).tocsr()
-    P.eliminate_zeros()
-    total = float(P.sum())
-    if not total > 0:
-        raise ValueError("the affinity W has no positive off-diagonal entry")
-    P = (P / total).tocsr()
-    P.sort_indices()
-    return P
 
 
 def auto_learning_rate(n: int, exaggeration: float) -> float:
@@ -83,7 +64,7 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
     Sets ``learning_rate_``, ``kl_method_``, ``kl_history_`` (KL at the start, every :data:`LOG_EVERY` iterations
     after the exaggeration phase and at the end) and ``kl_divergence_`` (the final KL) on ``est``; returns the
     final iterate and the optimiser's result."""
-    P = joint_affinity(W)
+    P = symmetrize_normalize(W)
     n = P.shape[0]
     if n < 3:
         raise ValueError(f"t-SNE needs at least 3 samples, got {n}")
