@@ -20,6 +20,7 @@ from ...manifolds import (
     momentum_gradient_descent,
     noncompact_stiefel,
     riemannian_gradient_descent,
+    tsne_learning_rate,
 )
 from ...objectives import AUTO_EXACT_MAX_SAMPLES, kl_entropy, resolve_repulsion_method
 from ...objectives.cova import KL_METHODS, RULES, cova_objective
@@ -194,7 +195,7 @@ class _CovaManifold(Embedder):
                   "rank_check_every": self.rank_check_every, "verbose": self.verbose, "log_every": 100}
         self.learning_rate_ = None
         if optimizer == "momentum":
-            lr = Z0.shape[0] / 4.0 if self.learning_rate == "auto" else float(self.learning_rate)
+            lr = tsne_learning_rate(Z0.shape[0], floor=0.0) if self.learning_rate == "auto" else float(self.learning_rate)
             self.learning_rate_ = lr
             res = momentum_gradient_descent(fun, Z0, learning_rate=lr, gains="offset",
                                             momentum_switch_iter=min(250, self.max_iter // 4), **common)

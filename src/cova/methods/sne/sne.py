@@ -28,9 +28,15 @@ import numpy as np
 
 from ...affinity.dense import conditional_affinities, pca_reduce
 from ...affinity.weights import gaussian_perplexity
-from ...constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, real
+from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED, StrOptions
 from ...inputs import Inputs
-from ...manifolds import Euclidean, momentum_gradient_descent
+from ...manifolds import (
+    TSNE_SCHEDULE,
+    TSNE_SCHEDULE_CONSTRAINTS,
+    Euclidean,
+    momentum_gradient_descent,
+    tsne_learning_rate,
+)
 from ...objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
 from ..base import Embedder, check_size
 
@@ -80,14 +86,7 @@ EXACT_SNE_CONSTRAINTS: dict[str, list] = {
     "n_pca": [*POSITIVE_INT, None],
     "neighbors": [StrOptions({"all", "knn"})],
     "n_components": POSITIVE_INT,
-    "max_iter": POSITIVE_INT,
-    "learning_rate": [StrOptions({"auto"}), *POSITIVE],
-    "momentum": [real(0.0, 1.0, closed="left")],
-    "final_momentum": [real(0.0, 1.0, closed="left")],
-    "momentum_switch_iter": NON_NEGATIVE_INT,
-    "early_exaggeration": POSITIVE,
-    "early_exaggeration_iter": NON_NEGATIVE_INT,
-    "min_gain": POSITIVE,
+    **TSNE_SCHEDULE_CONSTRAINTS,
     "max_samples": MAX_SAMPLES,
     "random_state": SEED,
 }
@@ -155,9 +154,9 @@ class SNE(Embedder):
     _parameter_constraints = EXACT_SNE_CONSTRAINTS
 
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
-                 n_components: int = 2, max_iter: int = 1000, learning_rate: str | float = 0.1,
-                 momentum: float = 0.5, final_momentum: float = 0.8, momentum_switch_iter: int = 250,
-                 early_exaggeration: float = 1.0, early_exaggeration_iter: int = 100, min_gain: float = 0.01,
+                 n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = 0.1,
+                 momentum: float = TSNE_SCHEDULE.momentum, final_momentum: float = TSNE_SCHEDULE.final_momentum, momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter,
+                 early_exaggeration: float = 1.0, early_exaggeration_iter: int = 100, min_gain: float = TSNE_SCHEDULE.min_gain,
                  max_samples: int | None = 5000, random_state: int = 0):
         self.perplexity = perplexity
         self.n_pca = n_pca
@@ -213,9 +212,9 @@ class ExactTSNE(Embedder):
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, "affinity": [StrOptions({"perplexity", "inputs"})]}
 
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
-                 n_components: int = 2, max_iter: int = 1000, learning_rate: str | float = "auto",
-                 momentum: float = 0.5, final_momentum: float = 0.8, momentum_switch_iter: int = 250,
-                 early_exaggeration: float = 12.0, early_exaggeration_iter: int = 250, min_gain: float = 0.01,
+                 n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = "auto",
+                 momentum: float = TSNE_SCHEDULE.momentum, final_momentum: float = TSNE_SCHEDULE.final_momentum, momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter,
+                 early_exaggeration: float = 12.0, early_exaggeration_iter: int = 250, min_gain: float = TSNE_SCHEDULE.min_gain,
                  max_samples: int | None = 5000, random_state: int = 0, affinity: str = "perplexity"):
         self.affinity = affinity
         self.perplexity = perplexity
@@ -250,7 +249,7 @@ class ExactTSNE(Embedder):
 
     def _learning_rate(self, l: int) -> float:
         if self.learning_rate == "auto":
-            return max(l / float(self.early_exaggeration) / 4.0, 50.0)
+            return tsne_learning_rate(l, float(self.early_exaggeration))
         return float(self.learning_rate)
 
     def fit(self, inputs: Inputs) -> "ExactTSNE":

@@ -39,6 +39,7 @@ from ...affinity.weights import gaussian_perplexity, supervised_shrink
 from ...checks import check_label_vector
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
 from ...inputs import Inputs
+from ...manifolds import TSNE_SCHEDULE
 from ..base import Embedder
 from .nse import SPECTRAL_SOLVERS, nse_embedding
 from .sne import EXACT_SNE_CONSTRAINTS, SNE
@@ -208,10 +209,10 @@ class SupervisedSNE(SNE):
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, **SUPERVISION_CONSTRAINTS}
 
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
-                 neighbors: str = "all", n_components: int = 2, max_iter: int = 1000,
-                 learning_rate: str | float = 0.1, momentum: float = 0.5, final_momentum: float = 0.8,
-                 momentum_switch_iter: int = 250, early_exaggeration: float = 1.0,
-                 early_exaggeration_iter: int = 100, min_gain: float = 0.01, max_samples: int | None = 5000,
+                 neighbors: str = "all", n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter,
+                 learning_rate: str | float = 0.1, momentum: float = TSNE_SCHEDULE.momentum, final_momentum: float = TSNE_SCHEDULE.final_momentum,
+                 momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter, early_exaggeration: float = 1.0,
+                 early_exaggeration_iter: int = 100, min_gain: float = TSNE_SCHEDULE.min_gain, max_samples: int | None = 5000,
                  random_state: int = 0):
         super().__init__(perplexity=perplexity, n_pca=n_pca, neighbors=neighbors, n_components=n_components,
                          max_iter=max_iter, learning_rate=learning_rate, momentum=momentum,
