@@ -12,8 +12,9 @@ import scipy.sparse as sp
 
 from cova.affinity.distances import dense_sq_distances, squared_distances
 from cova.inputs import Inputs
-from cova.manifolds import TSNE_SCHEDULE, TSNE_SCHEDULE_CONSTRAINTS, tsne_learning_rate
+from cova.manifolds import TSNE_SCHEDULE, tsne_learning_rate
 from cova.methods import METHODS, make_method
+from cova.methods.base import TSNE_SCHEDULE_CONSTRAINTS
 
 SCHEDULE_METHODS = ("sne", "tsne_exact", "supervised_sne", "dosnes", "tsne_affinity")
 

@@ -30,11 +30,11 @@ from .optimize import (
                        update_gains,
 )
 from .product import Product
-from .schedule import TSNE_SCHEDULE, TSNE_SCHEDULE_CONSTRAINTS, tsne_learning_rate
+from .schedule import TSNE_SCHEDULE, tsne_learning_rate
 from .sphere import CentredSphere, Sphere
 from .stiefel import Stiefel
 
 __all__ = ["noncompact_stiefel", "stiefel", "DegenerateSolution", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
            "Stiefel", "GeneralizedStiefel", "Product", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
            "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection",
-           "TSNE_SCHEDULE", "TSNE_SCHEDULE_CONSTRAINTS", "tsne_learning_rate"]
+           "TSNE_SCHEDULE", "tsne_learning_rate"]

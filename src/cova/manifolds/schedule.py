@@ -1,20 +1,19 @@
 """The t-SNE optimisation schedule of :func:`cova.manifolds.optimize.momentum_gradient_descent`, declared once:
-the reference defaults (van der Maaten & Hinton 2008, Sec. 3.4, and their ``tsne.m``), the values each setting
-accepts, and the rule of ``learning_rate="auto"``.
+the reference defaults (van der Maaten & Hinton 2008, Sec. 3.4, and their ``tsne.m``) and the rule of
+``learning_rate="auto"``; the values each setting accepts are
+:data:`cova.methods.base.TSNE_SCHEDULE_CONSTRAINTS` (an estimators' table: the constraint building blocks import
+scikit-learn, which a score job does not load).
 
 Every estimator that runs this loop with t-SNE's schedule (SNE, exact t-SNE, supervised SNE, DOSNES, t-SNE on an
-affinity graph) merges :data:`TSNE_SCHEDULE_CONSTRAINTS` into its ``_parameter_constraints`` and takes its
-defaults from :data:`TSNE_SCHEDULE`; what differs between them (learning rate, early exaggeration) is set by
-each. The openTSNE and scikit-learn wrappers pass their own libraries' schedules on (their ``max_iter`` means
+affinity graph) merges those constraints into its ``_parameter_constraints`` and takes its defaults from
+:data:`TSNE_SCHEDULE`; what differs between them (learning rate, early exaggeration) is set by each. The openTSNE and scikit-learn wrappers pass their own libraries' schedules on (their ``max_iter`` means
 other things) and are not declared here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
-
-__all__ = ["TSNE_SCHEDULE", "TSNE_SCHEDULE_CONSTRAINTS", "TsneSchedule", "tsne_learning_rate"]
+__all__ = ["TSNE_SCHEDULE", "TsneSchedule", "tsne_learning_rate"]
 
 @dataclass(frozen=True)
 class TsneSchedule:
@@ -30,20 +29,6 @@ class TsneSchedule:
 #: The reference schedule: 1000 iterations, momentum 0.5 before iteration 250 and 0.8 from it, delta-bar-delta
 #: gains floored at 0.01.
 TSNE_SCHEDULE = TsneSchedule()
-
-#: The values the schedule's settings accept. ``max_iter`` ≥ 1: a run of no step returns the random start (a
-#: noise cloud of standard deviation 10⁻² or less; DOSNES's start is not even on the sphere yet).
-TSNE_SCHEDULE_CONSTRAINTS: dict[str, list] = {
-    "max_iter": POSITIVE_INT,
-    "learning_rate": [StrOptions({"auto"}), *POSITIVE],
-    "momentum": [real(0.0, 1.0, closed="left")],
-    "final_momentum": [real(0.0, 1.0, closed="left")],
-    "momentum_switch_iter": NON_NEGATIVE_INT,
-    "early_exaggeration": POSITIVE,
-    "early_exaggeration_iter": NON_NEGATIVE_INT,
-    "min_gain": POSITIVE,
-}
-
 
 def tsne_learning_rate(n: int, exaggeration: float = 1.0, *, floor: float = 50.0,
                        gradient_factor: float = 4.0) -> float:

@@ -10,7 +10,22 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
+from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
 from ..inputs import Inputs
+
+#: The values the settings of the t-SNE schedule (:mod:`cova.manifolds.schedule`) accept, merged into the tables of
+#: SNE, exact t-SNE, supervised SNE, DOSNES and t-SNE on a graph. ``max_iter`` ≥ 1: a run of no step returns the
+#: random start (a noise cloud of standard deviation 10⁻² or less; DOSNES's start is not even on the sphere yet).
+TSNE_SCHEDULE_CONSTRAINTS: dict[str, list] = {
+    "max_iter": POSITIVE_INT,
+    "learning_rate": [StrOptions({"auto"}), *POSITIVE],
+    "momentum": [real(0.0, 1.0, closed="left")],
+    "final_momentum": [real(0.0, 1.0, closed="left")],
+    "momentum_switch_iter": NON_NEGATIVE_INT,
+    "early_exaggeration": POSITIVE,
+    "early_exaggeration_iter": NON_NEGATIVE_INT,
+    "min_gain": POSITIVE,
+}
 
 
 def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×l matrices",

@@ -28,7 +28,6 @@ from ..constraints import POSITIVE_INT, SEED, StrOptions, integer, real
 from ..inputs import Inputs
 from ..manifolds import (
     TSNE_SCHEDULE,
-    TSNE_SCHEDULE_CONSTRAINTS,
     CentredSphere,
     Euclidean,
     Manifold,
@@ -37,7 +36,7 @@ from ..manifolds import (
     tsne_learning_rate,
 )
 from ..objectives.kl import kl_entropy, resolve_repulsion_method, tsne_kl_sparse
-from .base import Embedder
+from .base import TSNE_SCHEDULE_CONSTRAINTS, Embedder
 
 __all__ = ["DOSNES", "TSNEAffinity"]
 

@@ -32,13 +32,12 @@ from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED, StrOptions
 from ...inputs import Inputs
 from ...manifolds import (
     TSNE_SCHEDULE,
-    TSNE_SCHEDULE_CONSTRAINTS,
     Euclidean,
     momentum_gradient_descent,
     tsne_learning_rate,
 )
 from ...objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
-from ..base import Embedder, check_size
+from ..base import TSNE_SCHEDULE_CONSTRAINTS, Embedder, check_size
 
 __all__ = [
     "SNE",
