@@ -11,7 +11,9 @@ Manifold objects (:class:`~.base.Manifold`: ``project(x, g)``, ``retract(x, u)``
 - :class:`~.sphere.CentredSphere`: rows centred on a common sphere of free radius (DOSNES Eqs. 6–8).
 
 Solvers (:mod:`.optimize`), each taking the manifold as a parameter: Riemannian gradient descent with Armijo line
-search, its SGD-batch variant, and the t-SNE momentum/gains scheme.
+search, its SGD-batch variant, and the t-SNE momentum/gains scheme, whose schedule and ``"auto"`` learning rate are
+declared in :mod:`.schedule`. Linear-algebra solvers: block Jacobi-CG (:mod:`.cg`, COVA-E1) and the deflated
+eigen-solver of eigen-COVA (:mod:`.eigen`).
 """
 
 from . import noncompact_stiefel, stiefel
