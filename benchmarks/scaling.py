@@ -210,7 +210,7 @@ def run_step(step: str, n: int, args) -> dict:
 
 def _make_work(step: str, inputs, args):
     """(zero-argument callable, info dict) of one non-input step."""
-    from cova.methods import cova as cova_mod
+    from cova.methods.cova import manifold as cova_mod
     from cova.methods.registry import make_method
 
     info: dict = {}

@@ -202,7 +202,7 @@ def test_momentum_mode_matches_armijo_scores(digit_inputs, model):
     """1,000 digits, 100 iterations: the momentum optimiser lowers f as far as Armijo (within 0.5 %) and every
     score is within 2 points of the Armijo run; it evaluates the gradient once per iteration."""
     from cova.methods import CovaE2, CovaE3
-    from cova.methods import cova as cova_mod
+    from cova.methods.cova import manifold as cova_mod
     from cova.metrics.summary import compute_scores
 
     cls = {"e2": CovaE2, "e3": CovaE3}[model]
@@ -238,7 +238,7 @@ def test_optimizer_option_is_used_and_resolved(toy_inputs, monkeypatch):
     """``optimizer`` reaches the optimiser (a run with the mode ignored fails here); ``auto`` is Armijo at the
     paper's sizes, momentum above 5,000 samples for E2/E3 and always Armijo for E4; unknown names fail."""
     from cova.methods import CovaE2, CovaE3, CovaE4
-    from cova.methods import cova as cova_mod
+    from cova.methods.cova import manifold as cova_mod
 
     used = []
     real_m, real_a = cova_mod.momentum_gradient_descent, cova_mod.riemannian_gradient_descent

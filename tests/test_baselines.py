@@ -13,21 +13,21 @@ from sklearn.decomposition import PCA as SkPCA
 from sklearn.manifold import SpectralEmbedding
 
 from cova.affinity import conditional_probabilities, gaussian_perplexity, supervised_shrink
+from cova.affinity.dense import conditional_affinities
 from cova.inputs import Inputs
-from cova.methods.ldmgi import LDMGI, ldmgi_matrix, local_matrices
-from cova.methods.mcml import MCML, mcml_objective, target_distribution
-from cova.methods.mma import MMA, mma_objective
-from cova.methods.nse import NSE, LaplacianEigenmaps
-from cova.methods.sklearn_baselines import LDA, LLE, NCA, UMAP, Isomap
-from cova.methods.sne import (
+from cova.methods.baselines.ldmgi import LDMGI, ldmgi_matrix, local_matrices
+from cova.methods.baselines.mcml import MCML, mcml_objective, target_distribution
+from cova.methods.baselines.mma import MMA, mma_objective
+from cova.methods.baselines.sklearn_baselines import LDA, LLE, NCA, UMAP, Isomap
+from cova.methods.sne.nse import NSE, LaplacianEigenmaps
+from cova.methods.sne.sne import (
     SNE,
     ExactTSNE,
     _init,
-    conditional_affinities,
     sne_kl_and_gradient,
     tsne_kl_and_gradient,
 )
-from cova.methods.supervised import (
+from cova.methods.sne.supervised import (
     SupervisedNSE,
     SupervisedSNE,
     SupervisedTSNE,

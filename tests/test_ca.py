@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from cova.inputs import Inputs, Relation
 from cova.methods import make_method
-from cova.methods.ca import CA, correspondence_analysis, normalized_svd
+from cova.methods.coembed.ca import CA, correspondence_analysis, normalized_svd
 
 
 def random_relation(m: int = 25, n: int = 15, seed: int = 0) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cova.methods.ca import correspondence_analysis
+from cova.methods.coembed.ca import correspondence_analysis
 
 prince = pytest.importorskip("prince")
 pd = pytest.importorskip("pandas")

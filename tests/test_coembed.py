@@ -11,8 +11,8 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import cdist
 
 from cova.inputs import Inputs, Relation
-from cova.methods.ca import correspondence_analysis
-from cova.methods.coembed import GRIDS, CoEmbedding
+from cova.methods.coembed.ca import correspondence_analysis
+from cova.methods.coembed.coembed import GRIDS, CoEmbedding
 from cova.objectives.coembedding import (
     KDTREE_MAX_K,
     _kth_distance,

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from cova.inputs import Inputs, Relation
 from cova.manifolds import Euclidean, NoncompactStiefel, Product, Stiefel
 from cova.manifolds.stiefel import project_tangent
-from cova.methods.acas import (
+from cova.methods.coembed.acas import (
     ACAS,
     _order_statistics,
     acas_embedding,
@@ -22,9 +22,9 @@ from cova.methods.acas import (
     quantile_cuts,
     quantize,
 )
-from cova.methods.ca import correspondence_analysis
-from cova.methods.code import CODE, code_embedding
-from cova.methods.mkpe import MKPE, mkpe_embedding
+from cova.methods.coembed.ca import correspondence_analysis
+from cova.methods.coembed.code import CODE, code_embedding
+from cova.methods.coembed.mkpe import MKPE, mkpe_embedding
 from cova.objectives.code import CodeNLL, code_nll, code_parameter_sizes, code_probabilities, split_code_parameters
 from cova.objectives.mkpe import mkpe_objective
 

@@ -17,18 +17,18 @@ from cova.affinity.graphs import laplacian_eigenvectors
 from cova.cohorts import RelationFeatures, compacted_features, relation_features, ring_prototypes
 from cova.datasets import Dataset, load
 from cova.inputs import Inputs, build_inputs
+from cova.manifolds.eigen import eigen_cova_solve
 from cova.methods import METHODS, CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova, make_method
-from cova.methods.cova import (
-    _CovaManifold,
+from cova.methods.cova.manifold import _CovaManifold
+from cova.metrics import s_c, s_c_r, s_n, s_s
+from cova.objectives.cova import (
     cova_objective,
     e1_objective,
     eigen_cova_blocks,
     eigen_cova_matrix,
     eigen_cova_objective,
-    eigen_cova_solve,
     prototype_distance_weights,
 )
-from cova.metrics import s_c, s_c_r, s_n, s_s
 
 COMPOUND_TXT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "compound" / "Compound.txt"
 SPEC = {"weights": {"kind": "euclidean_max", "n_neighbors": 50},

@@ -10,7 +10,14 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from cova.inputs import Inputs, stratified_fold
 from cova.methods import METHODS, make_method
-from cova.methods.deep_embedding import Adam, DeepEmbedding, _PairSampler, forward, he_init, pair_loss_and_grad
+from cova.methods.baselines.deep_embedding import (
+    Adam,
+    DeepEmbedding,
+    _PairSampler,
+    forward,
+    he_init,
+    pair_loss_and_grad,
+)
 from cova.metrics.retrieval import heldout_knn_error
 
 FAST = {"hidden_sizes": (32, 16), "n_epochs": 3, "class_pairs": 5, "random_pairs": 5}
@@ -162,7 +169,7 @@ def test_deterministic_and_thread_independent():
 def test_training_runs_on_one_blas_thread(monkeypatch):
     """OpenBLAS rounds a product differently with 1 and 2 threads (digits, default network: parameters differing by
     1e-9 after 2 epochs, embeddings by 0.1 after 3), so the training steps must see a single BLAS thread."""
-    import cova.methods.deep_embedding as module
+    import cova.methods.baselines.deep_embedding as module
 
     seen: set[int] = set()
     original = module.pair_loss_and_grad

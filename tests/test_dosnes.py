@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from cova.affinity.weights import symmetrize_normalize
 from cova.inputs import Inputs
 from cova.manifolds import CentredSphere, Sphere, momentum_gradient_descent
 from cova.methods import make_method
-from cova.methods.dosnes import joint_affinity
 from cova.objectives.kl import tsne_kl_sparse
 
 
@@ -85,7 +85,7 @@ def test_sphere_gradient_finite_differences(radius: float) -> None:
     d/dt f(R_Y(t·u)) at t = 0 equals ⟨P_Y(∇f), u⟩, with R the projection of Eqs. 7–8 (central differences)."""
     n_pairs = 20
     Y = antipodal_sphere(n_pairs, radius)
-    P = joint_affinity(random_affinity(2 * n_pairs))
+    P = symmetrize_normalize(random_affinity(2 * n_pairs))
     _, g = tsne_kl_sparse(Y, P, method="exact")
     manifold = CentredSphere()
     rng = np.random.default_rng(1)
@@ -122,7 +122,7 @@ def test_equal_norms_after_every_step() -> None:
     """After every step of the loop all points have the same norm (Eq. 8) and the centroid stays small (Eq. 7
     centres before Eq. 8 rescales)."""
     W = random_affinity(60)
-    P = joint_affinity(W)
+    P = symmetrize_normalize(W)
     rng = np.random.default_rng(0)
     spreads: list[float] = []
     centroids: list[float] = []
@@ -156,7 +156,7 @@ def test_dosnes_follows_the_authors_loop() -> None:
     np.testing.assert_allclose(float(est.radius_), R, rtol=1e-6)
     np.testing.assert_allclose(est.embedding_, Y / R, atol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(est.embedding_, axis=1), 1.0, rtol=1e-12)
-    assert float(est.kl_divergence_) == pytest.approx(exact_kl(joint_affinity(W), est.embedding_ * R), rel=1e-9)
+    assert float(est.kl_divergence_) == pytest.approx(exact_kl(symmetrize_normalize(W), est.embedding_ * R), rel=1e-9)
     assert est.kl_history_[-1] == pytest.approx(float(est.kl_divergence_))
 
 
@@ -172,7 +172,7 @@ def test_tsne_affinity_follows_tsne_p(k: int) -> None:
     Y0 = np.random.default_rng(1).normal(0.0, 1e-4, (n, k))
     Y = reference_loop(W.toarray(), Y0, 300, sphere=False, exaggeration=4.0, exaggeration_iter=100, eps=10.0)
     np.testing.assert_allclose(est.embedding_, Y, rtol=1e-6, atol=1e-6 * np.abs(Y).max())
-    assert float(est.kl_divergence_) == pytest.approx(exact_kl(joint_affinity(W), est.embedding_), rel=1e-9)
+    assert float(est.kl_divergence_) == pytest.approx(exact_kl(symmetrize_normalize(W), est.embedding_), rel=1e-9)
 
 
 @pytest.mark.parametrize("name,params", [("dosnes", {}), ("dosnes", {"init": "spectral", "gradient": "tangent"}),
@@ -196,11 +196,10 @@ def test_auto_learning_rate_and_methods() -> None:
         make_method("tsne_affinity", {"n_components": 3, "kl_method": "fft"}).fit(Inputs(W=W))
 
 
-def test_joint_affinity_refuses_empty_graphs() -> None:
-    with pytest.raises(ValueError, match="no positive off-diagonal"):
-        joint_affinity(sp.identity(5, format="csr"))
-    with pytest.raises(ValueError, match="square"):
-        joint_affinity(sp.csr_matrix(np.ones((3, 4))))
+@pytest.mark.parametrize("name", ["dosnes", "tsne_affinity"])
+def test_graph_methods_refuse_empty_graphs(name: str) -> None:
+    with pytest.raises(ValueError, match="zero total off-diagonal weight"):
+        make_method(name, {"max_iter": 2}).fit(Inputs(W=sp.identity(5, format="csr")))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -213,7 +212,7 @@ def test_accelerated_gradients_match_exact() -> None:
     Gaussian cloud of scale 5; bounded here at 6e-2 and 1e-2. Objective values: 1e-3 and 1e-5 relative."""
     n = 2000
     rng = np.random.default_rng(0)
-    W = joint_affinity(random_affinity(n, density=0.005))
+    W = symmetrize_normalize(random_affinity(n, density=0.005))
     Y3 = rng.standard_normal((n, 3))
     Y3 *= 8.0 / np.linalg.norm(Y3, axis=1)[:, None]
     Y2 = rng.standard_normal((n, 2)) * 5.0

@@ -1,4 +1,4 @@
-"""featMAP's baselines run by their own packages (cova.methods.library_baselines), PCA's loadings, and FIt-SNE as
+"""featMAP's baselines run by their own packages (cova.methods.baselines.library_baselines), PCA's loadings, and FIt-SNE as
 the ``tsne`` method with FFT gradients.
 
 Quality is checked on scikit-learn's digits (trustworthiness, k = 7), densMAP's density term on a mixture of two
@@ -24,9 +24,9 @@ from cova.affinity.weights import gaussian_perplexity
 from cova.constraints import InvalidParameterError
 from cova.inputs import Inputs
 from cova.methods import METHODS, make_method
-from cova.methods.library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
-from cova.methods.sklearn_baselines import PCA
-from cova.methods.tsne import TSNE
+from cova.methods.baselines.library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
+from cova.methods.baselines.sklearn_baselines import PCA
+from cova.methods.sne.tsne import TSNE
 
 NEW = {"tsne_sklearn": SklearnTSNE, "densmap": DensMAP, "trimap": TriMap, "pacmap": PaCMAP, "hnne": HNNE}
 

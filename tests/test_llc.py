@@ -19,8 +19,9 @@ from scipy.stats import multivariate_normal, spearmanr
 from sklearn.decomposition import PCA, FactorAnalysis
 
 from cova.affinity.knn import nearest_neighbors
+from cova.affinity.reconstruction import reconstruction_weights
 from cova.inputs import Inputs
-from cova.methods.llc import (
+from cova.methods.baselines.llc import (
     LLC,
     MixtureOfFactorAnalysers,
     align,
@@ -28,7 +29,6 @@ from cova.methods.llc import (
     fit_mfa,
     mfa_posteriors,
 )
-from cova.methods.mvu import reconstruction_weights
 
 
 def _known_mixture(n: int = 900, seed: int = 0) -> tuple[np.ndarray, MixtureOfFactorAnalysers]:

@@ -10,9 +10,10 @@ import pytest
 from scipy.spatial.distance import pdist, squareform
 
 from cova.inputs import Inputs  # noqa: F401  (Embedder contract: fit accepts objects with .X)
-from cova.methods.lmds import LMDS, lmds_cost, lmds_point_cost, lmds_step, neighbourhood_radii
+from cova.methods.nerv.lmds import LMDS
 from cova.methods.registry import METHODS, make_method
 from cova.metrics import trustworthiness
+from cova.objectives.lmds import lmds_cost, lmds_point_cost, lmds_step, neighbourhood_radii
 
 
 def _problem(n: int = 30, seed: int = 0):
@@ -125,7 +126,7 @@ def test_size_guard_and_validation():
 
 def test_cca_is_the_local_mds_optimiser_without_radii():
     """CCA runs the same annealed pair updates with λ = 0 and ρ_i = 0: replayed step by step with lmds_step."""
-    from cova.methods.lmds import CCA
+    from cova.methods.nerv.lmds import CCA
 
     X, D, _ = _problem(20, seed=4)
     Y0 = np.random.default_rng(9).normal(size=(20, 2))
@@ -169,7 +170,7 @@ def test_cda_unrolls_a_swiss_roll_that_cca_folds():
     from scipy.stats import spearmanr
     from sklearn.datasets import make_swiss_roll
 
-    from cova.methods.lmds import CCA, CDA
+    from cova.methods.nerv.lmds import CCA, CDA
 
     X, t = make_swiss_roll(400, random_state=0)
     latent = np.c_[0.5 * (t * np.sqrt(1 + t ** 2) + np.arcsinh(t)), X[:, 1]]

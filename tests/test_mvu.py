@@ -20,8 +20,9 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.datasets import make_swiss_roll
 
+from cova.affinity.reconstruction import reconstruction_weights
 from cova.inputs import Inputs
-from cova.methods.mvu import (
+from cova.methods.baselines.mvu import (
     LMVU,
     MUHSIC,
     class_kernel_factor,
@@ -29,7 +30,6 @@ from cova.methods.mvu import (
     landmark_reconstruction,
     laplacian_basis,
     neighbour_pairs,
-    reconstruction_weights,
 )
 from cova.objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
 

@@ -11,19 +11,14 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from cova.inputs import Inputs
-from cova.methods.nerv import (
-    NeRV,
-    TNeRV,
-    joint_log_probabilities,
-    nerv_cost_and_gradient,
-    tnerv_cost_and_gradient,
-)
+from cova.methods.nerv.nerv import NeRV, TNeRV
 from cova.metrics.retrieval import (
     calibrate_precisions,
     joint_smoothed_precision_recall,
     log_conditional_probabilities,
     smoothed_precision_recall,
 )
+from cova.objectives.nerv import joint_log_probabilities, nerv_cost_and_gradient, tnerv_cost_and_gradient
 
 
 def _problem(n: int = 14, k: float = 4.0, seed: int = 0):

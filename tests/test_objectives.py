@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 
 from cova.methods import CovaE1
-from cova.methods.cova import e1_objective, e1_system
 from cova.objectives import (
     kl_repulsion,
     o_dist_c,
@@ -18,6 +17,7 @@ from cova.objectives import (
     objective_on_projection,
     project_gradient,
 )
+from cova.objectives.cova import e1_objective, e1_system
 from cova.objectives.kl import joint_kl_small, sne_kl_and_gradient, tsne_kl_and_gradient, tsne_kl_sparse
 from cova.objectives.local import CONDITIONAL_MAX_SAMPLES
 

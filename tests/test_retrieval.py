@@ -223,8 +223,8 @@ def test_f_measure():
 
 
 def test_joint_measure_is_eq8_terms():
-    from cova.methods.nerv import joint_log_probabilities, tnerv_cost_and_gradient
     from cova.metrics.retrieval import calibrate_precisions, log_conditional_probabilities
+    from cova.objectives.nerv import joint_log_probabilities, tnerv_cost_and_gradient
 
     rng = np.random.default_rng(6)
     X = rng.normal(size=(50, 4))

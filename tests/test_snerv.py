@@ -7,17 +7,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cova.methods import METHODS
-from cova.methods.nerv import NeRV
-from cova.methods.snerv import (
+from cova.cohorts.posterior import (
     ClassPosterior,
-    SNeRV,
     fisher_quadratic_form,
     learning_metric_distances,
     posterior_arrays,
     posterior_from_arrays,
     training_fingerprint,
 )
+from cova.methods import METHODS
+from cova.methods.nerv.nerv import NeRV
+from cova.methods.nerv.snerv import SNeRV
 from cova.metrics.retrieval import knn_error
 
 

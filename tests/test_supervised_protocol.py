@@ -14,8 +14,8 @@ from cova.config import ConfigError, validate_config
 from cova.datasets.base import Dataset
 from cova.inputs import Inputs, build_inputs, stratified_fold
 from cova.methods import METHODS, make_method
-from cova.methods.pe import ParametricEmbedding, pe_cost_and_grad
-from cova.methods.supervised_isomap import SupervisedIsomap, supervised_dissimilarity
+from cova.methods.baselines.pe import ParametricEmbedding, pe_cost_and_grad
+from cova.methods.baselines.supervised_isomap import SupervisedIsomap, supervised_dissimilarity
 from cova.metrics.retrieval import heldout_knn_error
 
 
@@ -231,7 +231,7 @@ def test_s_isomap_separates_classes_better_than_isomap_and_maps_new_points():
 # --------------------------------------------------------------------------------------------- MRE
 
 def test_mre_gradient_matches_finite_differences_in_y_and_the_class_scales():
-    from cova.methods.mre import class_relation, mre_cost_and_grad
+    from cova.methods.sne.mre import class_relation, mre_cost_and_grad
 
     rng = np.random.default_rng(6)
     l, k = 9, 2
@@ -258,7 +258,7 @@ def test_mre_gradient_matches_finite_differences_in_y_and_the_class_scales():
 
 
 def test_class_relation_rows_and_mre_ignores_hidden_labels():
-    from cova.methods.mre import class_relation
+    from cova.methods.sne.mre import class_relation
 
     P = class_relation(np.array([0, 0, 1, 1, 1, 2]))
     assert np.allclose(P[0], [0, 1, 0, 0, 0, 0]) and np.allclose(P[2], [0, 0, 0, 0.5, 0.5, 0])

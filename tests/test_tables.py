@@ -126,7 +126,7 @@ def test_nearest_cohorts_and_highlight_grid(tmp_path, toy):
 def test_supervised_shrink_raises_class_separation():
     """Table 1's finding on a small overlapping set: λ-shrinking same-class distances separates the classes
     (S_s up by ≥ 20 points at λ = 0.1), while neighbours within classes stay about as well preserved."""
-    from cova.methods.supervised import SupervisedTSNE
+    from cova.methods.sne.supervised import SupervisedTSNE
     from cova.metrics.cohort import s_n
 
     rng = np.random.default_rng(1)

@@ -64,7 +64,7 @@ def cmd_inputs(a: argparse.Namespace) -> None:
 def cmd_posterior(a: argparse.Namespace) -> None:
     from .inputs import Inputs
     from .io import save_npz_atomic
-    from .methods.snerv import fit_class_posterior
+    from .methods.base import fit_class_posterior
 
     settings = _json(a.settings)
     inputs = Inputs.load(a.dataset, a.inputs).semi_supervised()

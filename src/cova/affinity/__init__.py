@@ -1,6 +1,7 @@
 """Local weight matrices W (COVA Sec. 3.1, Eqs. 1–3, App. C): nearest neighbours, perplexity calibration, the W
 variants, Eq. 3, 𝐋(W); the κ-NN cohort graph and the spectral embedding (:mod:`.graphs`); doubly stochastic
-normalisations (DOSNES Sec. 3, :mod:`.doubly_stochastic`)."""
+normalisations (DOSNES Sec. 3, :mod:`.doubly_stochastic`); squared and mean-scaled distances (:mod:`.distances`), the
+dense affinities of the exact methods (:mod:`.dense`) and LLE reconstruction weights (:mod:`.reconstruction`)."""
 
 from cova.affinity.doubly_stochastic import (
     NORMALIZE_KINDS,

@@ -1,4 +1,5 @@
-"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 4-6) and prototypes Υ (Sec. 3.1.1)."""
+"""Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 4-6) and prototypes Υ (Sec. 3.1.1); the
+class-posterior mixture of NeRV Eq. 10 and its learning metric (:mod:`.posterior`)."""
 
 from .confidence import (
     CONFIDENCE_KINDS,

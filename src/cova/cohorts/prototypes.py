@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from ..affinity.graphs import spectral_embedding
 from ..constraints import POSITIVE, POSITIVE_INT, UNIT, ListOf, StrOptions, declare
-from ..manifolds import Euclidean, momentum_gradient_descent
+from ..manifolds import TSNE_SCHEDULE, Euclidean, momentum_gradient_descent, tsne_learning_rate
 from ..objectives.kl import joint_kl_small
 from ..objectives.semidefinite import gram_embedding
 from .confidence import _check_labels, _check_X, _cohort_means
@@ -180,7 +180,8 @@ def _tsne_run(
     Pex = P * exaggeration
     res = momentum_gradient_descent(
         lambda Y: objective(Y, P), Y, manifold=Euclidean(centre=True), max_iter=n_iter, gtol=None,
-        learning_rate=eta, momentum=(0.5, 0.8), momentum_switch_iter=250, min_gain=0.01, gains="reference",
+        learning_rate=eta, momentum=(TSNE_SCHEDULE.momentum, TSNE_SCHEDULE.final_momentum),
+        momentum_switch_iter=TSNE_SCHEDULE.momentum_switch_iter, min_gain=TSNE_SCHEDULE.min_gain, gains="reference",
         exaggerated_grad=lambda Y: objective(Y, Pex)[1], exaggeration_iter=100, log_every=0)
     return res.x, res.fun
 
@@ -216,7 +217,7 @@ def tsne_prototypes(
     """
     return _embed_best_of_seeds(
         M, _tsne_kl_and_grad, kind=kind, n_components=n_components, n_seeds=n_seeds, random_state=random_state,
-        n_iter=n_iter, learning_rate=learning_rate, auto_rate=lambda c: max(c / 12.0, 10.0),
+        n_iter=n_iter, learning_rate=learning_rate, auto_rate=lambda c: tsne_learning_rate(c, 12.0, floor=10.0, gradient_factor=1.0),
     )
 
 

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from ..affinity.distances import squared_distances
 from ..checks import check_matrix
 from .confidence import _check_labels
 
@@ -47,20 +48,15 @@ def resolve_n_prototypes(n_prototypes: int | float, n_samples: int) -> int:
 
 
 def _sq_distances(A: np.ndarray, B: np.ndarray, centre: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances (rows of A) × (rows of B); exact for d ≤ EXACT_MAX_DIM."""
+    """Squared Euclidean distances (rows of A) × (rows of B): exact differences for d ≤ EXACT_MAX_DIM, else the
+    Gram expansion (:func:`cova.affinity.distances.squared_distances`) about ``centre``."""
     if A.shape[1] <= EXACT_MAX_DIM:
         d2 = np.zeros((A.shape[0], B.shape[0]))
         for dim in range(A.shape[1]):
             diff = A[:, dim, None] - B[None, :, dim]
             d2 += diff * diff
         return d2
-    Ac, Bc = A - centre, B - centre
-    d2 = Ac @ Bc.T
-    d2 *= -2.0
-    d2 += np.einsum("ij,ij->i", Ac, Ac)[:, None]
-    d2 += np.einsum("ij,ij->i", Bc, Bc)[None, :]
-    np.maximum(d2, 0.0, out=d2)
-    return d2
+    return squared_distances(A - centre, B - centre)
 
 
 def _block_rows(X: np.ndarray, Q: np.ndarray) -> int:

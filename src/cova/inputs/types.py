@@ -123,7 +123,7 @@ class Inputs:
 
     ``class_posterior`` is not built by an inputs block: it is the arrays of a class-posterior model that the
     workflow fitted once on these inputs' labelled rows and attaches for every run whose method would fit the same
-    model (SNeRV and PE, :class:`cova.methods.snerv.UsesClassPosterior`). The views below keep it.
+    model (SNeRV and PE, :class:`cova.methods.base.UsesClassPosterior`). The views below keep it.
     """
 
     X: np.ndarray | None = None

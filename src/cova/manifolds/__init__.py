@@ -11,11 +11,13 @@ Manifold objects (:class:`~.base.Manifold`: ``project(x, g)``, ``retract(x, u)``
 - :class:`~.sphere.CentredSphere`: rows centred on a common sphere of free radius (DOSNES Eqs. 6–8).
 
 Solvers (:mod:`.optimize`), each taking the manifold as a parameter: Riemannian gradient descent with Armijo line
-search, its SGD-batch variant, and the t-SNE momentum/gains scheme.
+search, its SGD-batch variant, and the t-SNE momentum/gains scheme, whose schedule and ``"auto"`` learning rate are
+declared in :mod:`.schedule`. Linear-algebra solvers: block Jacobi-CG (:mod:`.cg`, COVA-E1) and the deflated
+eigen-solver of eigen-COVA (:mod:`.eigen`).
 """
 
 from . import noncompact_stiefel, stiefel
-from .base import FunctionManifold, Manifold
+from .base import DegenerateSolution, FunctionManifold, Manifold
 from .euclidean import Euclidean
 from .generalized_stiefel import GeneralizedStiefel
 from .noncompact_stiefel import NoncompactStiefel
@@ -30,9 +32,11 @@ from .optimize import (
                        update_gains,
 )
 from .product import Product
+from .schedule import TSNE_SCHEDULE, tsne_learning_rate
 from .sphere import CentredSphere, Sphere
 from .stiefel import Stiefel
 
-__all__ = ["noncompact_stiefel", "stiefel", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
+__all__ = ["noncompact_stiefel", "stiefel", "DegenerateSolution", "Manifold", "FunctionManifold", "Euclidean", "NoncompactStiefel",
            "Stiefel", "GeneralizedStiefel", "Product", "Sphere", "CentredSphere", "OptimizeResult", "GAINS_RULES", "riemannian_gradient_descent",
-           "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection"]
+           "momentum_gradient_descent", "update_gains", "sgd_batches", "batch_inputs", "euclidean_projection",
+           "TSNE_SCHEDULE", "tsne_learning_rate"]

@@ -1,4 +1,6 @@
-"""The estimator contract shared by every method (scikit-learn style)."""
+"""The estimator contract shared by every method (scikit-learn style), and what several estimators of different
+families share as estimators: the size guard, the relation and supervised views of the inputs, and the fitting of
+the class posterior that SNeRV and PE both use (:class:`UsesClassPosterior`, :func:`fit_class_posterior`)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,23 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
+from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
 from ..inputs import Inputs
+
+#: The values the settings of the t-SNE schedule (:mod:`cova.manifolds.schedule`) accept, merged into the tables of
+#: SNE, exact t-SNE, supervised SNE, DOSNES and t-SNE on a graph. ``max_iter`` ≥ 1: a run of no step returns the
+#: random start (a noise cloud of standard deviation 10⁻² or less; DOSNES's start is not even on the sphere yet).
+TSNE_SCHEDULE_CONSTRAINTS: dict[str, list] = {
+    "max_iter": POSITIVE_INT,
+    "learning_rate": [StrOptions({"auto"}), *POSITIVE],
+    "momentum": [real(0.0, 1.0, closed="left")],
+    "final_momentum": [real(0.0, 1.0, closed="left")],
+    "momentum_switch_iter": NON_NEGATIVE_INT,
+    "early_exaggeration": POSITIVE,
+    "early_exaggeration_iter": NON_NEGATIVE_INT,
+    "min_gain": POSITIVE,
+}
 
 
 def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×l matrices",
@@ -45,12 +63,6 @@ def supervised_arrays(inputs: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarra
     mask = getattr(inputs, "labelled", None)
     rows = np.ones(X.shape[0], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     return X, y, rows
-
-
-class DegenerateSolution(ValueError):
-    """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
-    no negative eigenvalue, COVA Sec. 3.2.2). The pipeline records such a run as degenerate (NaN scores) instead of
-    failing the whole workflow."""
 
 
 class Embedder(BaseEstimator):
@@ -100,3 +112,53 @@ class Embedder(BaseEstimator):
     def fit_transform(self, inputs: Inputs) -> np.ndarray:
         """Fit to ``inputs`` and return the embedding ``embedding_``."""
         return self.fit(inputs).embedding_
+
+
+def fit_class_posterior(inputs: Any, settings: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Fit ``ClassPosterior(**settings)`` on the rows of ``inputs`` whose labels may be read (those of
+    ``inputs.labelled`` when given, as SNeRV and PE select them) and return it as
+    :func:`cova.cohorts.posterior.posterior_arrays`: the model the workflow fits once per inputs block and passes to
+    every run that uses the same settings."""
+    X, y, rows = supervised_arrays(inputs)
+    post = ClassPosterior(**settings).fit(X[rows], y[rows])
+    return posterior_arrays(post, training_fingerprint(X[rows], y[rows]))
+
+
+class UsesClassPosterior:
+    """What SNeRV and PE share: a :class:`cova.cohorts.posterior.ClassPosterior` with their ``n_mixture``,
+    ``sigma_mixture``, ``posterior_max_iter`` and ``random_state``, fitted on the labelled rows, or taken from
+    ``inputs.class_posterior`` when the workflow has fitted it once for all the runs of an inputs block that ask for
+    the same model (the same settings give the same fit, so the embedding is the same either way)."""
+
+    n_mixture: Any
+    sigma_mixture: Any
+    posterior_max_iter: int
+    random_state: int | None
+
+    def _posterior_model(self) -> ClassPosterior:
+        """The unfitted :class:`cova.cohorts.posterior.ClassPosterior` this method's parameters describe."""
+        seed = None if self.random_state is None else int(self.random_state)
+        return ClassPosterior(n_components=self.n_mixture, sigma=self.sigma_mixture, random_state=seed,
+                              max_iter=int(self.posterior_max_iter))
+
+    def class_posterior_settings(self) -> dict[str, Any] | None:
+        """The :class:`cova.cohorts.posterior.ClassPosterior` parameters this method fits with; ``None`` without a
+        seed (an unseeded fit cannot be shared)."""
+        if self.random_state is None:
+            return None
+        return self._posterior_model().get_params()
+
+    def _class_posterior(self, inputs: Any, X: np.ndarray, y: np.ndarray, rows: np.ndarray) -> ClassPosterior:
+        shared = getattr(inputs, "class_posterior", None)
+        if shared is None:
+            return self._posterior_model().fit(X[rows], y[rows])
+        settings = self.class_posterior_settings()
+        name = type(self).__name__
+        post = posterior_from_arrays(shared)
+        if settings is None or post.get_params() != settings:
+            raise ValueError(f"{name}: the class posterior passed with the inputs was fitted with {post.get_params()}, "
+                             f"but this {name} asks for {settings}")
+        if str(shared["fingerprint"]) != training_fingerprint(X[rows], y[rows]):
+            raise ValueError(f"{name}: the class posterior passed with the inputs was fitted on other training rows "
+                             f"than the {int(np.sum(rows))} labelled rows of these inputs")
+        return post

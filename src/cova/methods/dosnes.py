@@ -23,44 +23,27 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
+from ..affinity.weights import symmetrize_normalize
+from ..constraints import POSITIVE_INT, SEED, StrOptions, integer, real
 from ..inputs import Inputs
-from ..manifolds import CentredSphere, Euclidean, Manifold, OptimizeResult, momentum_gradient_descent
+from ..manifolds import (
+    TSNE_SCHEDULE,
+    CentredSphere,
+    Euclidean,
+    Manifold,
+    OptimizeResult,
+    momentum_gradient_descent,
+    tsne_learning_rate,
+)
 from ..objectives.kl import kl_entropy, resolve_repulsion_method, tsne_kl_sparse
-from .base import Embedder
+from .base import TSNE_SCHEDULE_CONSTRAINTS, Embedder
 
-__all__ = ["DOSNES", "TSNEAffinity", "joint_affinity", "auto_learning_rate"]
+__all__ = ["DOSNES", "TSNEAffinity"]
 
 #: Standard deviation of the random start of the authors' code (``.0001 * randn``).
 INIT_SCALE = 1e-4
 #: How often (iterations) the KL is evaluated for ``kl_history_``.
 LOG_EVERY = 50
-
-
-def joint_affinity(W: Any) -> sp.csr_matrix:
-    """The joint P of t-SNE from a nonnegative affinity W: diagonal zeroed, ½(W + Wᵀ), unit sum (the first lines
-    of the authors' ``tsne_p_sphere.m`` and of ``tsne_p.m``). Raises ValueError if nothing is left off the
-    diagonal."""
-    W = sp.csr_matrix(W, dtype=np.float64)
-    if W.shape[0] != W.shape[1]:
-        raise ValueError(f"the affinity W must be square, got shape {W.shape}")
-    W = W.tolil()
-    W.setdiag(0.0)
-    W = W.tocsr()
-    P = (0.5 * (W + W.T)).tocsr()
-    P.eliminate_zeros()
-    total = float(P.sum())
-    if not total > 0:
-        raise ValueError("the affinity W has no positive off-diagonal entry")
-    P = (P / total).tocsr()
-    P.sort_indices()
-    return P
-
-
-def auto_learning_rate(n: int, exaggeration: float) -> float:
-    """η for ``learning_rate="auto"``: max(n / (4α), 50) with α the early exaggeration (1 when there is none),
-    scikit-learn's rule for a gradient that includes t-SNE's factor 4."""
-    return max(n / (4.0 * float(exaggeration)), 50.0)
 
 
 def _initial_embedding(est: Any, P: sp.csr_matrix, k: int) -> np.ndarray:
@@ -83,7 +66,7 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
     Sets ``learning_rate_``, ``kl_method_``, ``kl_history_`` (KL at the start, every :data:`LOG_EVERY` iterations
     after the exaggeration phase and at the end) and ``kl_divergence_`` (the final KL) on ``est``; returns the
     final iterate and the optimiser's result."""
-    P = joint_affinity(W)
+    P = symmetrize_normalize(W)
     n = P.shape[0]
     if n < 3:
         raise ValueError(f"t-SNE needs at least 3 samples, got {n}")
@@ -94,7 +77,7 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
     entropy = kl_entropy(P)
     alpha = float(exaggeration) if exaggeration_iter > 0 else 1.0
     lr = est.learning_rate
-    est.learning_rate_ = auto_learning_rate(n, alpha) if lr == "auto" else float(lr)
+    est.learning_rate_ = tsne_learning_rate(n, alpha) if lr == "auto" else float(lr)
 
     def fun(Z: np.ndarray, need_value: bool = True) -> tuple[float, np.ndarray]:
         return tsne_kl_sparse(Z, P, method=method, entropy=entropy, need_value=need_value, **options)
@@ -117,14 +100,7 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
 
 #: Parameters shared by :class:`DOSNES` and :class:`TSNEAffinity`, with their constraints.
 SCHEDULE_CONSTRAINTS: dict[str, list] = {
-    "max_iter": NON_NEGATIVE_INT,
-    "learning_rate": [StrOptions({"auto"}), *POSITIVE],
-    "momentum": [real(0.0, 1.0, closed="left")],
-    "final_momentum": [real(0.0, 1.0, closed="left")],
-    "momentum_switch_iter": NON_NEGATIVE_INT,
-    "early_exaggeration": POSITIVE,
-    "early_exaggeration_iter": NON_NEGATIVE_INT,
-    "min_gain": POSITIVE,
+    **TSNE_SCHEDULE_CONSTRAINTS,
     "init": [StrOptions({"random", "spectral"})],
     "theta": [real(0.0, None, closed="left")],
     "n_jobs": POSITIVE_INT,
@@ -143,7 +119,7 @@ class DOSNES(Embedder):
     Parameters
     ----------
     max_iter : 1000 iterations (fixed; the authors' code has no tolerance).
-    learning_rate : η = 500 (the authors' code); ``"auto"`` = max(n / 4, 50) (:func:`auto_learning_rate`).
+    learning_rate : η = 500 (the authors' code); ``"auto"`` = max(n / 4, 50) (:func:`cova.manifolds.schedule.tsne_learning_rate`).
     momentum, final_momentum, momentum_switch_iter : 0.5, then 0.8 after 250 iterations.
     early_exaggeration, early_exaggeration_iter : none by default (4 and 100 reproduce the authors' first
         version of the code).
@@ -172,9 +148,9 @@ class DOSNES(Embedder):
         "kl_method": [StrOptions({"auto", "exact", "bh", "octree"})],
     }
 
-    def __init__(self, max_iter: int = 1000, learning_rate: str | float = 500.0, momentum: float = 0.5,
-                 final_momentum: float = 0.8, momentum_switch_iter: int = 250, early_exaggeration: float = 1.0,
-                 early_exaggeration_iter: int = 0, min_gain: float = 0.01, gradient: str = "euclidean",
+    def __init__(self, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = 500.0, momentum: float = TSNE_SCHEDULE.momentum,
+                 final_momentum: float = TSNE_SCHEDULE.final_momentum, momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter, early_exaggeration: float = 1.0,
+                 early_exaggeration_iter: int = 0, min_gain: float = TSNE_SCHEDULE.min_gain, gradient: str = "euclidean",
                  kl_method: str = "auto", theta: float = 0.5, init: str = "random", random_state: int = 0,
                  n_jobs: int = 1):
         self.max_iter = max_iter
@@ -231,9 +207,9 @@ class TSNEAffinity(Embedder):
         "kl_method": [StrOptions({"auto", "exact", "fft", "bh", "octree"})],
     }
 
-    def __init__(self, n_components: int = 2, max_iter: int = 1000, learning_rate: str | float = 500.0,
-                 momentum: float = 0.5, final_momentum: float = 0.8, momentum_switch_iter: int = 250,
-                 early_exaggeration: float = 4.0, early_exaggeration_iter: int = 100, min_gain: float = 0.01,
+    def __init__(self, n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = 500.0,
+                 momentum: float = TSNE_SCHEDULE.momentum, final_momentum: float = TSNE_SCHEDULE.final_momentum, momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter,
+                 early_exaggeration: float = 4.0, early_exaggeration_iter: int = 100, min_gain: float = TSNE_SCHEDULE.min_gain,
                  kl_method: str = "auto", theta: float = 0.5, init: str = "random", random_state: int = 0,
                  n_jobs: int = 1):
         self.n_components = n_components

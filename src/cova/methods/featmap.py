@@ -26,7 +26,7 @@ umap-learn's epoch (bit for bit at λ = 0) and adds the term.
 Tangent embedding modes (``tangent_embed``):
 
 - ``"tsne_flat"`` (default; featMAP Supp. Sec. 6.2): the flattened, sign-aligned top-2 frames [v_i1; v_i2] ∈ R^{2p}
-  are embedded by the project's t-SNE (:class:`cova.methods.tsne.TSNE`, perplexity 30, PCA initialisation) with
+  are embedded by the project's t-SNE (:class:`cova.methods.sne.tsne.TSNE`, perplexity 30, PCA initialisation) with
   the cosine distance, the output is centred and normalised to u_i, and V^e_i = [u_i, R_90 u_i]. Our t-SNE builds
   its affinities from Euclidean distances, so the rows are normalised to unit length first: then
   ‖a − b‖² = 2(1 − cos(a, b)), the same neighbours as the cosine distance and a Gaussian kernel on it (a
@@ -78,7 +78,7 @@ from ..inputs import Inputs
 from ..objectives.anisotropic import AnisotropicTerm, embedded_radii, original_radii, radius_correlation
 from ..objectives.umap_sgd import initial_layout, optimize_layout, rng_state_from, umap_edges
 from .base import Embedder
-from .tsne import TSNE
+from .sne.tsne import TSNE
 
 __all__ = ["FeatMAP", "frames_from_directions", "SMOOTH_TOL", "SMOOTH_PATIENCE", "SMOOTH_MAX_ITER",
            "INTRINSIC_TAU"]

@@ -6,33 +6,33 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .acas import ACAS
 from .base import Embedder
-from .ca import CA
-from .code import CODE
-from .coembed import CoEmbedding
+from .baselines.deep_embedding import DeepEmbedding
+from .baselines.ldmgi import LDMGI
+from .baselines.library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
+from .baselines.llc import LLC
+from .baselines.mcml import MCML
+from .baselines.mma import MMA
+from .baselines.mvu import LMVU, MUHSIC
+from .baselines.pe import ParametricEmbedding
+from .baselines.sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
+from .baselines.supervised_isomap import SupervisedIsomap
+from .coembed.acas import ACAS
+from .coembed.ca import CA
+from .coembed.code import CODE
+from .coembed.coembed import CoEmbedding
+from .coembed.mkpe import MKPE
 from .cova import CovaE1, CovaE2, CovaE3, CovaE4, CovaP1, CovaP2, CovaP3, CovaP4, EigenCova
-from .deep_embedding import DeepEmbedding
 from .dosnes import DOSNES, TSNEAffinity
 from .featmap import FeatMAP
-from .ldmgi import LDMGI
-from .library_baselines import HNNE, DensMAP, PaCMAP, SklearnTSNE, TriMap
-from .llc import LLC
-from .lmds import CCA, CDA, LMDS
-from .mcml import MCML
-from .mkpe import MKPE
-from .mma import MMA
-from .mre import MRE
-from .mvu import LMVU, MUHSIC
-from .nerv import NeRV, TNeRV
-from .nse import NSE, LaplacianEigenmaps
-from .pe import ParametricEmbedding
-from .sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
-from .sne import SNE, ExactTSNE
-from .snerv import SNeRV
-from .supervised import SupervisedNSE, SupervisedSNE, SupervisedTSNE
-from .supervised_isomap import SupervisedIsomap
-from .tsne import TSNE
+from .nerv.lmds import CCA, CDA, LMDS
+from .nerv.nerv import NeRV, TNeRV
+from .nerv.snerv import SNeRV
+from .sne.mre import MRE
+from .sne.nse import NSE, LaplacianEigenmaps
+from .sne.sne import SNE, ExactTSNE
+from .sne.supervised import SupervisedNSE, SupervisedSNE, SupervisedTSNE
+from .sne.tsne import TSNE
 
 METHODS: dict[str, type[Embedder]] = {
     "cova_e1": CovaE1,

@@ -31,6 +31,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
+from ..affinity.distances import SMALL_WORK, squared_distances
+
 __all__ = ["trustworthiness", "continuity", "trustworthiness_continuity", "knn_indices", "target_ranks"]
 
 #: Upper bound on the number of entries of one distance block (``rows * n``): 2^21 float64 = 16 MB.
@@ -90,34 +92,14 @@ def _sqdist_exact_py(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:  # 
             out[r, m] = acc
 
 
-def _finish_blas_py(G: np.ndarray, a_sq: np.ndarray, b_sq: np.ndarray) -> None:  # pragma: no cover - jit
-    """In place: G[r, m] <- max(0, (-2 G[r, m] + a_sq[r]) + b_sq[m]), the same operations in the same order as
-    the NumPy expression it replaces (no fast-math, so bit-identical), one parallel pass instead of four."""
-    b, n = G.shape
-    for r in numba.prange(b):
-        ar = a_sq[r]
-        for m in range(n):
-            v = G[r, m] * -2.0
-            v = v + ar
-            v = v + b_sq[m]
-            G[r, m] = v if v > 0.0 else 0.0
-
-
 # parallel and serial builds: on a shared, oversubscribed machine a parallel region costs about a time slice, so
 # small blocks (< SMALL_WORK inner operations) run serially (same arithmetic, same result)
-SMALL_WORK = 1 << 20
 _sqdist_exact_par = numba.njit(cache=True, nogil=True, parallel=True)(_sqdist_exact_py)
 _sqdist_exact_ser = numba.njit(cache=True, nogil=True)(_sqdist_exact_py)
-_finish_blas_par = numba.njit(cache=True, nogil=True, parallel=True)(_finish_blas_py)
-_finish_blas_ser = numba.njit(cache=True, nogil=True)(_finish_blas_py)
 
 
 def _sqdist_exact_kernel(A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
     (_sqdist_exact_par if out.size * A.shape[1] >= SMALL_WORK else _sqdist_exact_ser)(A, B, out)
-
-
-def _finish_blas_kernel(G: np.ndarray, a_sq: np.ndarray, b_sq: np.ndarray) -> None:
-    (_finish_blas_par if G.size >= SMALL_WORK else _finish_blas_ser)(G, a_sq, b_sq)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -502,18 +484,15 @@ def sqdist_block(A: np.ndarray, B: np.ndarray, B_sqnorm: np.ndarray | None = Non
     """Squared Euclidean distances between the rows of ``A`` (b, d) and ``B`` (n, d) as a (b, n) array.
 
     Exact differences for ``d <= EXACT_MAX_DIM``; BLAS expansion ``|a|^2 + |b|^2 - 2 a.b`` clipped at 0
-    otherwise (``B_sqnorm``, the squared row norms of ``B``, may be passed to avoid recomputing them).
+    otherwise (:func:`cova.affinity.distances.squared_distances`; ``B_sqnorm``, the squared row norms of ``B``,
+    may be passed to avoid recomputing them).
     """
     d = A.shape[1]
     if d <= EXACT_MAX_DIM:
         out = np.empty((A.shape[0], B.shape[0]), dtype=np.float64)
         _sqdist_exact_kernel(np.ascontiguousarray(A), np.ascontiguousarray(B), out)
         return out
-    if B_sqnorm is None:
-        B_sqnorm = np.einsum("ij,ij->i", B, B)
-    out = A @ B.T
-    _finish_blas_kernel(out, np.einsum("ij,ij->i", A, A), np.ascontiguousarray(B_sqnorm, dtype=np.float64))
-    return out
+    return squared_distances(A, B, B_sqnorm=B_sqnorm)
 
 
 class _Blocks:

@@ -1,5 +1,8 @@
 """Objectives, each returning (value, Euclidean gradient): the KL divergences of SNE, symmetric SNE and t-SNE
-(:mod:`.kl`) and COVA's rule-specific objectives (COVA Sec. 3.1, Appendix A)."""
+(:mod:`.kl`), COVA's rules (COVA Sec. 3.1, Appendix A: :mod:`.cohort`, :mod:`.local`, :mod:`.projection`) and
+models (:mod:`.cova`: E1's system, the rule pairs of Eq. 13, eigen-COVA), NeRV's and t-NeRV's costs (:mod:`.nerv`),
+local MDS (:mod:`.lmds`), the co-embeddings (:mod:`.coembedding`, :mod:`.code`, :mod:`.mkpe`), the semidefinite
+programmes (:mod:`.semidefinite`) and featMAP's layout terms (:mod:`.umap_sgd`, :mod:`.anisotropic`)."""
 
 from .cohort import o_dist_c, o_kl_c
 from .kl import joint_kl_small, sne_kl_and_gradient, tsne_kl_and_gradient, tsne_kl_sparse

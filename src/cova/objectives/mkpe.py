@@ -19,21 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["mkpe_objective", "squared_distances"]
+from ..affinity.distances import squared_distances
 
-
-def squared_distances(A: np.ndarray, B: np.ndarray, A_sqnorm: np.ndarray | None = None) -> np.ndarray:
-    """‖a_i − b_j‖² (m×n) by the Gram expansion ‖a‖² + ‖b‖² − 2a·b (one BLAS product), clipped at 0.
-
-    ``A_sqnorm``, the squared row norms of ``A``, may be passed when ``A`` is fixed across many calls."""
-    if A_sqnorm is None:
-        A_sqnorm = np.einsum("ij,ij->i", A, A)
-    D = A @ B.T
-    D *= -2.0
-    D += A_sqnorm[:, None]
-    D += np.einsum("ij,ij->i", B, B)[None, :]
-    np.maximum(D, 0.0, out=D)
-    return D
+__all__ = ["mkpe_objective"]
 
 
 def mkpe_objective(Ex: np.ndarray, Ez: np.ndarray, log_sigma: float, K: np.ndarray,
