@@ -130,11 +130,11 @@ def _config(dataset: str, renderer: str) -> dict:
 
 def test_config_refuses_ground_truth_measures_where_there_is_none():
     validate_config(_config("faces", "nerv_panels"))
-    with pytest.raises(ConfigError, match=r"paper\.experiments\.f8\.runs\[0\]\.dataset: 'curve' \(loader 's_curve'\) "
-                                          r"has no ground-truth coordinates"):
+    with pytest.raises(ConfigError, match=r"paper\.experiments\.f8\.measure_space: 'ground_truth' is not allowed: dataset "
+                                          r"'curve' \(loader 's_curve'\) has no ground-truth coordinates"):
         validate_config(_config("curve", "nerv_panels"))
-    with pytest.raises(ConfigError, match=r"paper\.experiments\.f8\.measure_space: 'ground_truth' is read by "
-                                          r"renderer 'nerv_panels' only, not 'scatter_grid'"):
+    with pytest.raises(ConfigError, match=r"paper\.experiments\.f8: unknown parameters \['measure_space'\]; allowed "
+                                          r"for renderer 'scatter_grid'"):
         validate_config(_config("faces", "scatter_grid"))
 
 

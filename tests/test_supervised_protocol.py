@@ -53,7 +53,7 @@ def test_config_refuses_a_fold_out_of_range_and_a_method_without_transform():
     base = {"seed": 0, "datasets": {"d": {"loader": "digits"}}, "methods": {"m": {"method": "nca"}},
             "inputs": {"f": {"split": {"n_folds": 10, "fold": 10}}},
             "runs": [{"dataset": "d", "inputs": "f", "methods": ["m"]}]}
-    with pytest.raises(ConfigError, match=r"inputs\.f: split\.fold = 10 must be in 0 … n_folds − 1 = 0 … 9"):
+    with pytest.raises(ConfigError, match=r"inputs\.f\.split\.fold: 10 is not allowed: must be in 0 … n_folds − 1 = 0 … 9"):
         validate_config(base)
     base["inputs"]["f"]["split"]["fold"] = 3
     validate_config(base)
@@ -281,7 +281,7 @@ def test_class_relation_rows_and_mre_ignores_hidden_labels():
 def test_cv_error_table_and_paired_t_test(tmp_path):
     from scipy.stats import ttest_rel
 
-    from cova.experiments.registry import RENDERERS
+    from cova.experiments.registry import render
 
     ds = _blobs(c=3, n=20)
     ds.save(tmp_path / "data.npz")
@@ -296,7 +296,7 @@ def test_cv_error_table_and_paired_t_test(tmp_path):
                          "data": str(tmp_path / "data.npz"), "inputs_file": str(tmp_path / f"in{f}.npz"),
                          "scores": str(tmp_path / f"{entry}{f}.json")})
     out = {k: str(tmp_path / f"out.{k}") for k in ("png", "csv", "html")}
-    RENDERERS["cv_error"]({"name": "t", "runs": runs}, out)
+    render({"name": "t", "paper": "nerv", "renderer": "cv_error", "runs": runs}, out)
     import pandas as pd
 
     table = pd.read_csv(out["csv"]).set_index("method_entry")
@@ -310,4 +310,4 @@ def test_cv_error_table_and_paired_t_test(tmp_path):
     runs[0] = dict(runs[0], inputs_file=str(tmp_path / "plain.npz"))
     build_inputs(ds, {}, seed=0).save(tmp_path / "plain.npz")
     with pytest.raises(ValueError, match="hold out no fold"):
-        RENDERERS["cv_error"]({"name": "t", "runs": runs}, out)
+        render({"name": "t", "paper": "nerv", "renderer": "cv_error", "runs": runs}, out)

@@ -156,7 +156,7 @@ def test_fit_times_reads_each_runs_own_time_and_orders_the_entries(tmp_path):
 
     from cova.datasets import Dataset
     from cova.embedding import Embedding
-    from cova.experiments.generic import fit_times
+    from cova.experiments.registry import render
     from cova.inputs import Inputs
 
     rng = np.random.default_rng(0)
@@ -174,7 +174,7 @@ def test_fit_times_reads_each_runs_own_time_and_orders_the_entries(tmp_path):
                          "data": str(tmp_path / f"d{l}.npz"), "inputs_file": str(tmp_path / f"i{l}.npz"),
                          "embedding": str(tmp_path / f"{entry}{l}.npz")})
     out = {k: str(tmp_path / f"t.{k}") for k in ("png", "csv", "html")}
-    fit_times({"name": "t", "runs": runs}, out)
+    render({"name": "t", "paper": "cova", "renderer": "fit_times", "runs": runs}, out)
     t = pd.read_csv(out["csv"])
     assert t[["method_entry", "n_samples"]].values.tolist() == [["fast", 40], ["fast", 60], ["slow", 40], ["slow", 60]]
     np.testing.assert_allclose(t.runtime_s, [0.4, np.nan, 4.0, 8.0])

@@ -34,6 +34,7 @@ def cmd_fetch(a: argparse.Namespace) -> None:
     if "source" in spec:
         fetch(spec["source"], a.dest, mirrors=mirrors)
     else:
+        # a fetch spec's filename is optional (the URL's last segment otherwise)
         fetch_file(spec["url"], spec["sha256"], a.dest, mirrors=mirrors, filename=spec.get("filename"))
 
 

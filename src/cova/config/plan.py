@@ -91,7 +91,7 @@ def expand_grid(entry: str, spec: dict[str, Any]) -> list[tuple[str, dict[str, A
     Names are ``{entry}-{param}{value}-...`` in the grid's key order, e.g. ``eig-alpha0.9-eta0.5``; characters a
     path component should not hold become ``pct`` (for ``%``) or ``_`` (``k_r: "10%"`` → ``k_r10pct``).
     """
-    base = dict(spec.get("params", {}))
+    base = dict(spec.get("params", {}))  # the entry's structure (schema); values are checked by the method
     grid = spec.get("grid")
     if not grid:
         return [(entry, base, {})]

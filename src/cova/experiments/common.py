@@ -83,7 +83,7 @@ class About(NamedTuple):
 
 def about(spec: Mapping[str, Any]) -> About:
     """The experiment's title (its name when it sets none), caption and notes (empty when unset)."""
-    return About(spec.get("title", spec["name"]), spec.get("caption", ""), spec.get("notes", ""))
+    return About(spec["title"] or spec["name"], spec["caption"], spec["notes"])
 
 
 def run_scores(run: dict[str, Any]) -> dict[str, Any]:
@@ -181,7 +181,7 @@ def write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str])
     write_csv_atomic(table, out["csv"])
     text = about(spec)
     note = text.caption
-    if spec.get("reference"):
+    if spec["reference"]:
         note += f" Columns paper_* are the numbers printed in {REFERENCE[spec['reference']]['source']}."
     if text.notes:
         note += f" Deviations: {text.notes}"

@@ -192,7 +192,7 @@ def score_table(spec: dict[str, Any], out: dict[str, str], *, scores: Sequence[s
     """Scores (``scores``) beside the paper's numbers (``reference``), and a scatter grid (the other options:
     :func:`_scatter_grid`)."""
     scores = list(scores)
-    table = with_reference(records(spec, scores), spec.get("reference"), scores)
+    table = with_reference(records(spec, scores), spec["reference"], scores)
     write_tables(spec, table, out)
     _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails)
 

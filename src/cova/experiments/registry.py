@@ -17,7 +17,7 @@ from typing import Any
 
 from ..constraints import OptionError, check_options, parameter_constraints
 
-__all__ = ["COMMON_KEYS", "MODULES", "RENDERERS", "render", "renderer_options", "check_experiment"]
+__all__ = ["COMMON_KEYS", "COMMON_DEFAULTS", "MODULES", "RENDERERS", "render", "renderer_options", "check_experiment"]
 
 #: The keys every experiment block (or spec) may hold whatever its renderer: which paper and renderer, the runs,
 #: the texts (``title``, ``caption``, ``notes``), ``reference`` (the key of the paper's printed numbers in
@@ -26,6 +26,10 @@ __all__ = ["COMMON_KEYS", "MODULES", "RENDERERS", "render", "renderer_options", 
 #: of the renderer.
 COMMON_KEYS = frozenset({"paper", "renderer", "runs", "title", "caption", "notes", "reference", "resources",
                          "fallbacks", "name"})
+
+#: The defaults of the optional common keys, filled into every spec before its renderer sees it, so that no renderer
+#: spells a default of its own (``title`` None: the experiment's name).
+COMMON_DEFAULTS: dict[str, Any] = {"title": None, "caption": "", "notes": "", "reference": None, "fallbacks": {}}
 
 Renderer = Callable[..., None]
 
@@ -100,8 +104,8 @@ def render(spec: dict[str, Any], out: dict[str, str]) -> None:
     declared = parameter_constraints(renderer)
     unknown = sorted(set(spec) - COMMON_KEYS - set(declared))
     if unknown:
-        raise OptionError(f"paper.experiments.{spec.get('name')}",
+        raise OptionError(f"paper.experiments.{spec['name']}",
                           f"unknown parameters {unknown}; allowed for renderer {spec['renderer']!r}: "
                           f"{sorted(declared)}")
-    common = {k: v for k, v in spec.items() if k not in declared}
+    common = {**COMMON_DEFAULTS, **{k: v for k, v in spec.items() if k not in declared}}
     renderer(common, out, **{k: spec[k] for k in declared if k in spec})

@@ -132,7 +132,7 @@ def _text_errors(run: dict[str, Any], inputs: Inputs, emb: Embedding, n_words: l
     columns = emb.extras.get("column_embedding")
     if not emb.ok or columns is None:
         return [(w, np.nan, 0) for w in n_words]
-    seed = int(inputs.spec.get("seed", 0))
+    seed = int(inputs.spec.get("seed", 0))  # the seed the inputs step recorded (inputs.npz), not an option
     return [(w, *text_classification_error(rel.matrix, emb.Z, columns, rel.row_labels, w,
                                            n_folds=n_folds, random_state=seed,
                                            n_jobs=job_threads()))

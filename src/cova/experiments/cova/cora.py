@@ -154,7 +154,7 @@ def reference_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str,
     docstring)."""
     scores = list(scores)
     table = records(spec, scores).sort_values(["dataset", "method", x], kind="stable", ignore_index=True)
-    ref_rows = REFERENCE[spec["reference"]]["rows"] if spec.get("reference") else {}
+    ref_rows = REFERENCE[spec["reference"]]["rows"] if spec["reference"] else {}
     for s in scores:
         table[f"paper_{s}"] = [ref_rows.get((d, m, float(v)), {}).get(s, np.nan)
                                for d, m, v in zip(table.dataset, table.method, table[x])]

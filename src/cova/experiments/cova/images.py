@@ -57,7 +57,7 @@ def data_note(spec: dict[str, Any]) -> str:
         size = meta.get("n_samples")
         parts.append(f"{run['dataset']}: {what}" + (f", {size} samples" if size else ""))
     note = "Data - " + "; ".join(parts) + "."
-    for name, fb in spec.get("fallbacks", {}).items():
+    for name, fb in spec["fallbacks"].items():
         note += (f" The configured dataset {name!r} (user-supplied Places2 features) was not found, so these runs "
                  f"use {fb!r} instead.")
     return note

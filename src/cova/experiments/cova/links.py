@@ -108,7 +108,7 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str], *, highlight: str,
     Options: ``highlight`` (a cohort name, required), ``highlight_neighbors``, ``scores``; ``reference`` (the
     common key of the paper's numbers) adds them."""
     scores = list(scores)
-    table = with_reference(records(spec, scores), spec.get("reference"), scores)
+    table = with_reference(records(spec, scores), spec["reference"], scores)
     target_name = highlight
     k = highlight_neighbors
     load = RunLoader()

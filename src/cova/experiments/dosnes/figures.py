@@ -94,10 +94,10 @@ def _with_authors(table: pd.DataFrame, key: str | None) -> pd.DataFrame:
 def _row_names(ds: Dataset, inp: Inputs) -> list[str] | None:
     """The names of the inputs' rows (the dataset's, restricted to the rows a block kept), ``None`` if they do not
     line up with the rows or a ``subset`` block chose the rows (its rows are not recorded)."""
-    if inp.spec.get("subset"):
+    if inp.spec.get("subset"):  # the block and facts the inputs step recorded (inputs.npz), not an option
         return None
     names = ds.sample_names
-    kept = inp.spec.get("kept_rows")
+    kept = inp.spec.get("kept_rows")  # a fact the inputs step recorded when it dropped rows
     names = [names[i] for i in kept] if kept is not None else names
     return names if len(names) == inp.n_samples else None
 
@@ -185,9 +185,9 @@ def sphere_panels(spec: dict[str, Any], out: dict[str, str], *, inputs_labels: M
     :func:`radial_panels`)."""
     loaded = _loaded(spec)
     labels = dict(inputs_labels or {})
-    table = _with_authors(group_table(loaded, MEASURES, labels), spec.get("reference"))
+    table = _with_authors(group_table(loaded, MEASURES, labels), spec["reference"])
     rows, legends, views = _panels(loaded, None, labels, size_by_degree, annotate)
     extra = ""
-    if spec.get("reference"):
+    if spec["reference"]:
         extra = f" Columns authors_* are {REFERENCE[spec['reference']]['source']}."
     _write(spec, out, table, rows, legends, views, extra)

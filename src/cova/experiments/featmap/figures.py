@@ -247,12 +247,12 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str], *, source_cla
         rows.append({"quantity": f"{source}->{t}: cosine(adversarial map, clean {source} map)",
                      "value": _cosine(m_adv, mean_src)})
     table = pd.DataFrame(rows)
-    if spec.get("reference"):
+    if spec["reference"]:
         printed = REFERENCE[spec["reference"]]["rows"]
         table["paper"] = [printed.get(q, np.nan) for q in table.quantity]
     write_csv_atomic(table, out["csv"])
     closer = [t for t, s, a, c in triples if _cosine(a, c) > _cosine(a, s)]
-    paper = f" Column paper: {REFERENCE[spec['reference']]['source']}." if spec.get("reference") else ""
+    paper = f" Column paper: {REFERENCE[spec['reference']]['source']}." if spec["reference"] else ""
     title = about(spec).title
     write_html_atomic(table, out["html"], title=title, note=findings_note(
         spec, paper + f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "

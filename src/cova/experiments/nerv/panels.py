@@ -251,7 +251,7 @@ def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, pat
         parts.append(f"<h2>{html.escape(str(d))}: F-selected run of every method entry</h2>")
         parts.append(_fmt(sel[sel.dataset == d][shown].drop(columns="dataset")))
     parts.append("<h2>Table 2 analogue: 5-NN classification error of the 2-D displays (lower is better)</h2>")
-    if spec.get("reference") in REFERENCE:
+    if spec["reference"] in REFERENCE:
         parts.append(f"<p>Columns <i>paper: …</i> are the numbers printed in "
                      f"{html.escape(REFERENCE[spec['reference']]['source'])}. The paper's data sets are not "
                      "available here, so no column of ours is the same data set as a paper column: compare the "
@@ -288,7 +288,7 @@ def nerv_panels(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, m
     datasets' known latent coordinates (``ground_truth``, NeRV Fig. 8)."""
     truth = measure_space == "ground_truth"
     table, curves = _collect(spec, k_max, truth)
-    reference = spec.get("reference") if spec.get("reference") in REFERENCE else None
+    reference = spec["reference"] if spec["reference"] in REFERENCE else None
     t2 = table2(table, reference)
     write_csv_atomic(table, out["csv"])
     _write_html(spec, table, t2, out["html"], truth)

@@ -30,7 +30,7 @@ def fold_table(spec: dict[str, Any]) -> pd.DataFrame:
     """One row per run: data set, method entry, fold and its held-out 5-NN error (NaN for a degenerate run)."""
     load, rows = RunLoader(), []
     for run in spec["runs"]:
-        split = load.run_inputs(run).spec.get("split") or {}
+        split = load.run_inputs(run).spec.get("split") or {}  # the split the inputs step recorded (inputs.npz)
         if "fold" not in split:
             raise ValueError(f"experiment {spec['name']}: inputs {run['inputs']!r} hold out no fold (cv_error needs "
                              f"inputs with split: {{n_folds, fold}})")
