@@ -138,15 +138,17 @@ def test_point_relation_refuses_bad_groups(groups, message):
 
 
 @pytest.mark.parametrize("block, message", [
-    ({"source": "points", "groups": {"rows": [0]}, "sigma": 1}, r"does not take \['sigma'\]"),
-    ({"source": "points"}, "needs relation.groups"),
-    ({"source": "points", "groups": {"rows": [0], "both": [1]}}, r"does not take \['both'\]"),
-    ({"source": "points", "groups": {"rows": [0]}, "width": "mode"}, "relation.width"),
-    ({"source": "hop_distances", "rounding": "ceil"}, "relation.rounding"),
-    ({"source": "hop_distances", "row_fraction": 1.5}, "relation.row_fraction"),
-    ({"source": "hop_distances", "groups": {}}, r"does not take \['groups'\]"),
-    ({"source": "X", "split_seed": 1}, r"does not take \['split_seed'\]"),
-    ({"source": "edges"}, "relation.source must be one of"),
+    ({"source": "points", "groups": {"rows": [0]}, "sigma": 1},
+     r"inputs\.relation: unknown parameters \['sigma'\]; allowed for relation source 'points'"),
+    ({"source": "points"}, r"inputs\.relation\.groups: required by relation source 'points'"),
+    ({"source": "points", "groups": {"rows": [0], "both": [1]}}, r"inputs\.relation\.groups: unknown parameters \['both'\]"),
+    ({"source": "points", "groups": {"rows": [0]}, "width": "mode"}, r"inputs\.relation\.width: 'mode' is not allowed"),
+    ({"source": "hop_distances", "rounding": "ceil"}, r"inputs\.relation\.rounding: 'ceil' is not allowed"),
+    ({"source": "hop_distances", "row_fraction": 1.5}, r"inputs\.relation\.row_fraction: 1\.5 is not allowed"),
+    ({"source": "hop_distances", "groups": {}}, r"inputs\.relation: unknown parameters \['groups'\]"),
+    ({"source": "X", "split_seed": 1}, r"inputs\.relation: unknown parameters \['split_seed'\]"),
+    ({"source": "edges"}, r"inputs\.relation\.source: 'edges' is not allowed; allowed values: \['X', 'hop_distances', "
+                          r"'points'\]"),
 ])
 def test_relation_blocks_refuse_unknown_keys_and_values(block, message):
     with pytest.raises(ValueError, match=message):
