@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cova.datasets import digits
+from cova.datasets.digits import digits
 from cova.inputs import Inputs, build_inputs, provided_inputs
 
 

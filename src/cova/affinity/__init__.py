@@ -3,83 +3,58 @@ variants, Eq. 3, 𝐋(W); the κ-NN cohort graph and the spectral embedding (:mo
 normalisations (DOSNES Sec. 3, :mod:`.doubly_stochastic`); squared and mean-scaled distances (:mod:`.distances`), the
 dense affinities of the exact methods (:mod:`.dense`) and LLE reconstruction weights (:mod:`.reconstruction`)."""
 
-from cova.affinity.doubly_stochastic import (
-    NORMALIZE_KINDS,
-    SinkhornResult,
-    SinkhornWarning,
-    normalize_affinity,
-    random_walk_normalize,
-    sinkhorn_knopp,
-)
-from cova.affinity.fuzzy import FuzzyGraph, fuzzy_graph
-from cova.affinity.graphs import knn_graph, spectral_embedding
-from cova.affinity.knn import METHODS, METRICS, nearest_neighbors, pair_sq_distances
-from cova.affinity.perplexity import (
-    calibrate_precisions,
-    conditional_probabilities,
-    dense_conditional_probabilities,
-    log_conditional_probabilities,
-)
-from cova.affinity.tangent import (
-    SMOOTH_WEIGHTINGS,
-    align_signs,
-    feature_importance,
-    feature_loadings,
-    intrinsic_dimension,
-    local_svd,
-    principal_angle_cosine,
-    reduce_features,
-    smooth_frames,
-)
-from cova.affinity.weights import (
-    KINDS,
-    build_weights,
-    cosine_knn,
-    cosine_knn_similarity,
-    euclidean_max,
-    gaussian_perplexity,
-    laplacian,
-    max_pairwise_distance,
-    supervised_shrink,
-    symmetrize_normalize,
-)
+from __future__ import annotations
 
-__all__ = [
-    "FuzzyGraph",
-    "KINDS",
-    "METHODS",
-    "METRICS",
-    "NORMALIZE_KINDS",
-    "SinkhornResult",
-    "SinkhornWarning",
-    "SMOOTH_WEIGHTINGS",
-    "build_weights",
-    "align_signs",
-    "calibrate_precisions",
-    "conditional_probabilities",
-    "cosine_knn",
-    "cosine_knn_similarity",
-    "dense_conditional_probabilities",
-    "euclidean_max",
-    "feature_importance",
-    "feature_loadings",
-    "fuzzy_graph",
-    "gaussian_perplexity",
-    "intrinsic_dimension",
-    "knn_graph",
-    "laplacian",
-    "local_svd",
-    "log_conditional_probabilities",
-    "max_pairwise_distance",
-    "nearest_neighbors",
-    "normalize_affinity",
-    "pair_sq_distances",
-    "principal_angle_cosine",
-    "random_walk_normalize",
-    "reduce_features",
-    "sinkhorn_knopp",
-    "smooth_frames",
-    "spectral_embedding",
-    "supervised_shrink",
-    "symmetrize_normalize",
-]
+import importlib
+
+#: Name -> the module of this package that defines it, imported on first use: the weight graphs and the
+#: normalisations declare their options (:mod:`cova.constraints`, which imports scikit-learn), and a score job,
+#: which needs only the graphs and neighbours of :mod:`.graphs`, :mod:`.fuzzy` and :mod:`.knn`, should not pay for
+#: that import.
+_HOMES: dict[str, str] = {
+    "NORMALIZE_KINDS": "doubly_stochastic",
+    "SinkhornResult": "doubly_stochastic",
+    "SinkhornWarning": "doubly_stochastic",
+    "normalize_affinity": "doubly_stochastic",
+    "random_walk_normalize": "doubly_stochastic",
+    "sinkhorn_knopp": "doubly_stochastic",
+    "FuzzyGraph": "fuzzy",
+    "fuzzy_graph": "fuzzy",
+    "knn_graph": "graphs",
+    "spectral_embedding": "graphs",
+    "METHODS": "knn",
+    "METRICS": "knn",
+    "nearest_neighbors": "knn",
+    "pair_sq_distances": "knn",
+    "calibrate_precisions": "perplexity",
+    "conditional_probabilities": "perplexity",
+    "dense_conditional_probabilities": "perplexity",
+    "log_conditional_probabilities": "perplexity",
+    "SMOOTH_WEIGHTINGS": "tangent",
+    "align_signs": "tangent",
+    "feature_importance": "tangent",
+    "feature_loadings": "tangent",
+    "intrinsic_dimension": "tangent",
+    "local_svd": "tangent",
+    "principal_angle_cosine": "tangent",
+    "reduce_features": "tangent",
+    "smooth_frames": "tangent",
+    "KINDS": "weights",
+    "build_weights": "weights",
+    "cosine_knn": "weights",
+    "cosine_knn_similarity": "weights",
+    "euclidean_max": "weights",
+    "gaussian_perplexity": "weights",
+    "laplacian": "weights",
+    "max_pairwise_distance": "weights",
+    "supervised_shrink": "weights",
+    "symmetrize_normalize": "weights",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> object:
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,8 +22,6 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from .weights import laplacian
-
 __all__ = ["knn_graph", "spectral_embedding", "laplacian_eigenvectors", "fix_signs", "geodesic_distances",
            "SPECTRAL_SOLVERS"]
 
@@ -115,6 +113,8 @@ def laplacian_eigenvectors(W: sp.spmatrix, k: int, random_state: int | None = 0)
     σ slightly below 0, where 𝐋(W) − σI is SPD) with a seeded start vector; dense ``eigh`` for l ≤ 200.
     Sign convention of :func:`fix_signs`.
     """
+    from .weights import laplacian  # the weight graphs declare their options: imported where a Laplacian is needed
+
     L = laplacian(W).astype(np.float64)
     l = L.shape[0]
     n_comp = int(connected_components(W, directed=False)[0])

@@ -1,90 +1,57 @@
 """Cohort inputs: confidence matrix R (Eqs. 9-12), cohort proximity (Eqs. 4-6) and prototypes Υ (Sec. 3.1.1); the
 class-posterior mixture of NeRV Eq. 10 and its learning metric (:mod:`.posterior`)."""
 
-from .confidence import (
-    CONFIDENCE_KINDS,
-    CONFIDENCE_SOURCES,
-    DENSITIES,
-    confidence_matrix,
-    graph_confidence,
-    label_matrix,
-    probability_confidence,
-    rescale,
-    similarity_to_centres,
-)
-from .prototypes import (
-    PROTOTYPE_KINDS,
-    classical_mds,
-    cohort_means,
-    laplacian_prototypes,
-    loe_prototypes,
-    make_prototypes,
-    normalize_prototypes,
-    ordinal_triples,
-    ring_prototypes,
-    similarity_to_distance,
-    sne_prototypes,
-    spe_prototypes,
-    tsne_prototypes,
-)
-from .proximity import (
-    MATRIX_KINDS,
-    PROXIMITY_KINDS,
-    centre_distances,
-    centroid_cosine,
-    check_given_matrix,
-    citation_similarity,
-    cluster_graph,
-    cohort_proximity,
-    gaussian_similarity,
-    graph_similarity,
-    pair_distances,
-)
+from __future__ import annotations
 
-__all__ = [
-    "CONFIDENCE_KINDS",
-    "CONFIDENCE_SOURCES",
-    "DENSITIES",
-    "MATRIX_KINDS",
-    "PROTOTYPE_KINDS",
-    "PROXIMITY_KINDS",
-    "centre_distances",
-    "centroid_cosine",
-    "check_given_matrix",
-    "citation_similarity",
-    "cluster_graph",
-    "classical_mds",
-    "cohort_means",
-    "cohort_proximity",
-    "confidence_matrix",
-    "gaussian_similarity",
-    "graph_confidence",
-    "graph_similarity",
-    "label_matrix",
-    "laplacian_prototypes",
-    "loe_prototypes",
-    "ordinal_triples",
-    "make_prototypes",
-    "normalize_prototypes",
-    "pair_distances",
-    "probability_confidence",
-    "rescale",
-    "ring_prototypes",
-    "spe_prototypes",
-    "similarity_to_centres",
-    "similarity_to_distance",
-    "sne_prototypes",
-    "tsne_prototypes",
-]
-#: Names of :mod:`.relation`, imported on first use: its transformer is a scikit-learn estimator, and every
-#: score job imports this package (scikit-learn alone would add about a second to each job's start).
-_RELATION = ("RelationFeatures", "compacted_features", "relation_features", "resolve_n_prototypes")
-__all__ += list(_RELATION)
+import importlib
+
+#: Name -> the module of this package that defines it, imported on first use: the confidences and prototype
+#: recipes declare their options (:mod:`cova.constraints`, which imports scikit-learn, as does the relation
+#: features' transformer), and a score job, which needs only cohort proximities, should not pay for that import.
+_HOMES: dict[str, str] = {
+    "CONFIDENCE_KINDS": "confidence",
+    "CONFIDENCE_SOURCES": "confidence",
+    "DENSITIES": "confidence",
+    "confidence_matrix": "confidence",
+    "graph_confidence": "confidence",
+    "label_matrix": "labels",
+    "probability_confidence": "confidence",
+    "rescale": "confidence",
+    "similarity_to_centres": "confidence",
+    "PROTOTYPE_KINDS": "prototypes",
+    "classical_mds": "prototypes",
+    "cohort_means": "prototypes",
+    "laplacian_prototypes": "prototypes",
+    "loe_prototypes": "prototypes",
+    "make_prototypes": "prototypes",
+    "normalize_prototypes": "prototypes",
+    "ordinal_triples": "prototypes",
+    "ring_prototypes": "prototypes",
+    "similarity_to_distance": "prototypes",
+    "sne_prototypes": "prototypes",
+    "spe_prototypes": "prototypes",
+    "tsne_prototypes": "prototypes",
+    "MATRIX_KINDS": "proximity",
+    "PROXIMITY_KINDS": "proximity",
+    "centre_distances": "proximity",
+    "centroid_cosine": "proximity",
+    "check_given_matrix": "proximity",
+    "citation_similarity": "proximity",
+    "cluster_graph": "proximity",
+    "cohort_proximity": "proximity",
+    "gaussian_similarity": "proximity",
+    "graph_similarity": "proximity",
+    "pair_distances": "proximity",
+    "RelationFeatures": "relation",
+    "compacted_features": "relation",
+    "relation_features": "relation",
+    "resolve_n_prototypes": "relation",
+}
+
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> object:
-    if name in _RELATION:
-        from . import relation
-
-        return getattr(relation, name)
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,11 +21,10 @@ from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist
 from scipy.special import ndtr
 
-from ..checks import check_graph, check_labels, check_matrix
 from ..constraints import UNIT, StrOptions, declare
+from .labels import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
 
 __all__ = [
-    "label_matrix",
     "similarity_to_centres",
     "graph_confidence",
     "rescale",
@@ -39,33 +38,6 @@ __all__ = [
 CONFIDENCE_KINDS: tuple[str, ...] = ("eq10", "eq11", "eq12")
 CONFIDENCE_SOURCES: tuple[str, ...] = ("eq9", "eq10")
 DENSITIES: tuple[str, ...] = ("normal", "student_t", "raw", "cdf")
-
-
-# --------------------------------------------------------------------------------------------------------------
-# shared validation helpers (also used by proximity.py and prototypes.py)
-# --------------------------------------------------------------------------------------------------------------
-
-
-_check_labels = check_labels
-_check_W = check_graph
-
-
-def _check_X(X: ArrayLike | None, n_samples: int, name: str = "X") -> np.ndarray:
-    return check_matrix(X, name, n_rows=n_samples)
-
-
-def _cohort_sizes(y: np.ndarray, c: int) -> np.ndarray:
-    return np.bincount(y, minlength=c).astype(np.float64)
-
-
-def _cohort_means(X: np.ndarray, y: np.ndarray, c: int) -> np.ndarray:
-    """(c, d) matrix of cohort means mu_j = (1/n_j) sum_{y_s = j} x_s; every cohort must be non-empty."""
-    n = _cohort_sizes(y, c)
-    if np.any(n == 0):
-        empty = np.flatnonzero(n == 0).tolist()
-        raise ValueError(f"cohort centres are undefined for empty cohorts {empty} (check labels / n_cohorts)")
-    Y = label_matrix(y, c)
-    return np.asarray(Y.T @ X) / n[:, None]
 
 
 def _check_lambda_p(lambda_p: float) -> float:
@@ -89,19 +61,6 @@ def _check_R(R: ArrayLike, y: np.ndarray, name: str = "R") -> np.ndarray:
 # --------------------------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------------------------
-
-
-def label_matrix(labels: ArrayLike, n_cohorts: int | None = None) -> sp.csr_matrix:
-    """Sparse l x c cohort indicator Y with y_ij = 1 iff sample i is in cohort j (COVA Sec. 3.1, "Y").
-
-    Parameters
-    ----------
-    labels : (l,) integer array with values in ``0..c-1``.
-    n_cohorts : number of cohorts c; default ``labels.max() + 1``. Pass it when a cohort may be empty.
-    """
-    y, c = _check_labels(labels, n_cohorts)
-    l = y.shape[0]
-    return sp.csr_matrix((np.ones(l, dtype=np.float64), (np.arange(l), y)), shape=(l, c))
 
 
 def similarity_to_centres(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None) -> np.ndarray:

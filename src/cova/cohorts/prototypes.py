@@ -23,7 +23,7 @@ from ..constraints import POSITIVE, POSITIVE_INT, UNIT, ListOf, StrOptions, decl
 from ..manifolds import TSNE_SCHEDULE, Euclidean, momentum_gradient_descent, tsne_learning_rate
 from ..objectives.kl import joint_kl_small
 from ..objectives.semidefinite import gram_embedding
-from .confidence import _check_labels, _check_X, _cohort_means
+from .labels import _check_labels, _check_X, _cohort_means
 from .proximity import MATRIX_KINDS, PROXIMITY_KINDS, _check_square, cohort_proximity, gaussian_similarity
 
 __all__ = [

@@ -16,7 +16,7 @@ from scipy.spatial.distance import cdist
 
 from ..affinity.graphs import knn_graph
 from ..checks import check_square
-from .confidence import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
+from .labels import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
 
 __all__ = [
     "centre_distances",

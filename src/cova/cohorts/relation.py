@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..affinity.distances import squared_distances
 from ..checks import check_matrix
-from .confidence import _check_labels
+from .labels import _check_labels
 
 __all__ = ["relation_features", "RelationFeatures", "compacted_features", "resolve_n_prototypes"]
 

@@ -6,49 +6,41 @@ offline mirror sub-folder of their fetch source (``RAW_SOURCES`` / :func:`raw_so
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .adversarial import mnist_fgsm
 from .base import Dataset
-from .coembedding import coembed_points
-from .coil20 import coil20
-from .compound import compound
-from .cora import cora
-from .digits import digits
-from .faces import sculpt_faces
 from .fetch import verify_manifest
-from .generic import generic
-from .mnist import fashion_mnist, mnist, read_idx
-from .places2 import places2
-from .random_matrix import random_matrix
-from .synthetic import cylinder1, cylinder2, places_shaped, s_curve, sinusoid, sphere, swiss_roll
-from .worldtrade import worldtrade
 
-LOADERS: dict[str, Callable[..., Dataset]] = {
-    "sinusoid": sinusoid,
-    "swiss_roll": swiss_roll,
-    "cylinder1": cylinder1,
-    "cylinder2": cylinder2,
-    "s_curve": s_curve,
-    "sphere": sphere,
-    "sculpt_faces": sculpt_faces,
-    "places_shaped": places_shaped,
-    "random_matrix": random_matrix,
-    "digits": digits,
-    "cora": cora,
-    "mnist": mnist,
-    "fashion_mnist": fashion_mnist,
-    "mnist_fgsm": mnist_fgsm,
-    "coil20": coil20,
-    "compound": compound,
-    "worldtrade": worldtrade,
-    "coembed_points": coembed_points,
-    "places2": places2,
-    "generic": generic,
+#: Loader name -> the module of this package that defines the loader function of that name.
+_LOADER_MODULES: dict[str, str] = {
+    "sinusoid": "synthetic", "swiss_roll": "synthetic", "cylinder1": "synthetic", "cylinder2": "synthetic",
+    "s_curve": "synthetic", "sphere": "synthetic", "sculpt_faces": "faces", "places_shaped": "synthetic",
+    "random_matrix": "random_matrix", "digits": "digits", "cora": "cora", "mnist": "mnist",
+    "fashion_mnist": "mnist", "mnist_fgsm": "adversarial", "coil20": "coil20", "compound": "compound",
+    "worldtrade": "worldtrade", "coembed_points": "coembedding", "places2": "places2", "generic": "generic",
 }
+
+
+class _Loaders(Mapping[str, Callable[..., Dataset]]):
+    """Loader name -> loader function, importing a loader's module on first use: the loaders declare their options
+    (:mod:`cova.constraints`, which imports scikit-learn), and a job that only reads processed datasets (every score
+    job) should not pay for that import."""
+
+    def __getitem__(self, name: str) -> Callable[..., Dataset]:
+        return getattr(importlib.import_module(f"{__package__}.{_LOADER_MODULES[name]}"), name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_LOADER_MODULES)
+
+    def __len__(self) -> int:
+        return len(_LOADER_MODULES)
+
+
+LOADERS: Mapping[str, Callable[..., Dataset]] = _Loaders()
 
 #: Loader name -> fetch source key of the raw files it reads (loaders absent here read no fetched files).
 #: ``mnist`` with a split that needs the training files uses ``mnist_train`` instead (see :func:`raw_source`).
@@ -109,3 +101,11 @@ def load(name: str, raw_dir: str | os.PathLike | None = None, **params: Any) -> 
 
 
 __all__ = ["BUILTIN", "Dataset", "GROUND_TRUTH_LOADERS", "LOADERS", "RAW_SOURCES", "load", "raw_source", "read_idx"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "read_idx":  # MNIST's file reader, imported with its module on first use
+        from .mnist import read_idx
+
+        return read_idx
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,39 +50,24 @@ combination rules), one builder per block kind (:mod:`.vectors`, :mod:`.graph`, 
 share (:mod:`.steps`) and the data restrictions (:mod:`.subsets`: class subsets, splits, the largest component).
 Every sub-block declares its options beside the code that reads it (:mod:`cova.constraints`).
 """
-
 from __future__ import annotations
 
-from typing import Any
+import importlib
 
-from ..datasets.base import Dataset
-from .blocks import INPUTS_BLOCK, block_kind, check_inputs_block, provided_inputs
-from .graph import build_graph_inputs
-from .relation import build_relation_inputs
-from .subsets import largest_component, split_mask, stratified_fold, stratified_split, subset_classes
 from .types import COHORT_INPUTS, INPUT_FIELDS, Inputs, Relation, require_cohorts
-from .vectors import build_points_inputs, build_vector_inputs
 
-__all__ = ["COHORT_INPUTS", "INPUTS_BLOCK", "INPUT_FIELDS", "Inputs", "Relation", "block_kind", "build_inputs",
-           "check_inputs_block", "largest_component", "provided_inputs", "require_cohorts", "split_mask",
-           "stratified_fold", "stratified_split", "subset_classes"]
+#: The builders and the block's declaration, imported on first use: they declare their options
+#: (:mod:`cova.constraints`, which imports scikit-learn), and a job that only reads inputs (every score job) should
+#: not pay for that import.
+_LAZY = {"INPUTS_BLOCK": "blocks", "block_kind": "blocks", "check_inputs_block": "blocks",
+         "provided_inputs": "blocks", "build_inputs": "build", "largest_component": "subsets",
+         "split_mask": "subsets", "stratified_fold": "subsets", "stratified_split": "subsets",
+         "subset_classes": "subsets"}
+
+__all__ = ["COHORT_INPUTS", "INPUT_FIELDS", "Inputs", "Relation", "require_cohorts", *_LAZY]
 
 
-def build_inputs(dataset: Dataset, spec: dict[str, Any], seed: int = 0) -> Inputs:
-    """Build the inputs for ``dataset`` from one config ``inputs`` block (see the package docstring): the block is
-    checked against its declaration, the ``subset`` applied, and the block's kind builds the rest
-    (:func:`~.graph.build_graph_inputs`, :func:`~.relation.build_relation_inputs`,
-    :func:`~.vectors.build_vector_inputs`, or X and the labels only). ``seed`` seeds every random step (kNN
-    descent, t-SNE prototypes, spectral clustering, subsets, splits, labelled samples, random prototypes)."""
-    block = check_inputs_block(spec)
-    sub = block["subset"]
-    if sub is not None:
-        dataset = subset_classes(dataset, seed=seed, **sub)
-    kind = block_kind(block)
-    if kind == "graph":
-        return build_graph_inputs(dataset, spec, block, seed)
-    if kind == "relation":
-        return build_relation_inputs(dataset, spec, block, seed)
-    if block["weights"] is None:
-        return build_points_inputs(dataset, spec, block, seed)
-    return build_vector_inputs(dataset, spec, block, seed)
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
