@@ -11,14 +11,17 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from cova.cli import main
 from cova.config import ConfigError, validate_config
 from cova.datasets import GROUND_TRUTH_LOADERS, load
 from cova.datasets.base import Dataset
 from cova.datasets.faces import LATENT_RANGES, render_head
-from cova.experiments.nerv.panels import run_measures
+from cova.embedding import Embedding
 from cova.experiments.registry import render
 from cova.inputs import Inputs
 from cova.io import save_npz_atomic
+from cova.metrics.retrieval import f_measure, nerv_measures
+from cova.metrics.score import score_run
 from cova.viz.panels import spread_points
 
 
@@ -80,16 +83,23 @@ def test_bad_ground_truth_is_refused():
         Dataset(np.zeros((3, 2)), np.zeros(3, dtype=int), ["a"], ground_truth=np.full((3, 1), np.nan))
 
 
-def _run(tmp, name, Z):
+def _run(tmp, name, Z, truth):
+    """A run's embedding, and its scores and per-point measures as the score step writes them for an experiment
+    with ``measure_space: ground_truth`` (the settings nerv_panels asks the plan for)."""
     path = tmp / f"{name}.npz"
-    save_npz_atomic(path, Z=Z, placed_prototypes=np.zeros((0, 2)), runtime_s=np.array(0.1), status=np.array("ok"))
-    (tmp / f"{name}.json").write_text(json.dumps({"status": "ok"}))
-    return {"embedding": str(path), "scores": str(tmp / f"{name}.json")}
+    Embedding(Z=Z, placed_prototypes=np.zeros((0, 2)), runtime_s=0.1).save(path)
+    per_point: dict = {}
+    scores = score_run(Inputs.load(tmp / "d.npz", tmp / "i.npz"), Embedding.load(path), measures=["nerv"],
+                       nerv={"k_max": 25, "space": "ground_truth"}, ground_truth=truth, per_point=per_point)
+    (tmp / f"{name}.json").write_text(json.dumps({"status": "ok", **scores}))
+    save_npz_atomic(tmp / f"{name}.pp.npz", **per_point)
+    return {"embedding": str(path), "scores": str(tmp / f"{name}.json"), "per_point": str(tmp / f"{name}.pp.npz")}
 
 
 def test_panels_measure_against_the_ground_truth(tmp_path):
     """With ``measure_space: ground_truth`` every measure is that of the latent coordinates, not of X: a display
-    equal to the latent coordinates is perfect, whatever X is."""
+    equal to the latent coordinates is perfect, whatever X is. The score step takes them from the dataset and
+    refuses, by name, a dataset that has none."""
     rng = np.random.default_rng(0)
     T = rng.uniform(size=(60, 2))
     X = rng.normal(size=(60, 5))  # unrelated to T
@@ -98,7 +108,7 @@ def test_panels_measure_against_the_ground_truth(tmp_path):
     Inputs(X=X, labels=y, label_names=["a", "b"], W=sp.identity(60, format="csr"), R=np.zeros((60, 2)),
            prototypes=np.zeros((2, 2))).save(tmp_path / "i.npz")
     runs = [{"dataset": "toy", "inputs": "x", "entry": e, "group": e, "method": "pca", "grid": {},
-             "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"), **_run(tmp_path, e, Z)}
+             "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"), **_run(tmp_path, e, Z, T)}
             for e, Z in [("truth", T), ("pixels", X[:, :2])]]
     out = {k: str(tmp_path / f"o.{k}") for k in ("png", "csv", "html")}
     spec = {"name": "f8", "renderer": "nerv_panels", "measure_space": "ground_truth", "k_max": 25, "runs": runs}
@@ -106,13 +116,19 @@ def test_panels_measure_against_the_ground_truth(tmp_path):
     table = pd.read_csv(out["csv"]).set_index("method_entry")
     assert table.loc["truth", "trustworthiness_20"] == pytest.approx(1.0)
     assert table.loc["truth", "precision_20"] == pytest.approx(1.0)
-    expected = run_measures(T, X[:, :2], y, 25)
-    assert table.loc["pixels", "rank_f"] == pytest.approx(expected["rank_f"])
+    expected, _ = nerv_measures(T, X[:, :2], y, k_max=25)
+    rank_f = f_measure(1 - expected["rank_precision_error"], 1 - expected["rank_recall_error"])
+    assert table.loc["pixels", "rank_f"] == pytest.approx(rank_f)
     assert table.loc["pixels", "smoothed_precision_error"] == pytest.approx(expected["smoothed_precision_error"])
     assert "ground truth" in open(out["html"], encoding="utf-8").read()
-    Dataset(X, y, ["a", "b"]).save(tmp_path / "d.npz")  # the same data without ground truth: refused by name
-    with pytest.raises(ValueError, match="'toy' has no ground_truth"):
-        render(spec, out)
+    with pytest.raises(ValueError, match="ground-truth space need the dataset's latent coordinates"):
+        _run(tmp_path, "none", X[:, :2], None)
+    out_scores = tmp_path / "cli.json"
+    main(["score", "--dataset", str(tmp_path / "d.npz"), "--inputs", str(tmp_path / "i.npz"), "--embedding",
+          str(tmp_path / "pixels.npz"), "--metrics", json.dumps({"measures": ["nerv"], "nerv": {
+              "k_max": 25, "space": "ground_truth"}}), "--out", str(out_scores)])
+    assert json.loads(out_scores.read_text())["smoothed_precision_error"] == pytest.approx(
+        expected["smoothed_precision_error"])
 
 
 def _config(dataset: str, renderer: str) -> dict:

@@ -318,7 +318,7 @@ def test_featmap_measures_without_labels_skip_the_label_measures():
 
 def test_schema_names_every_registered_group():
     schema = load_schema()
-    assert schema["$defs"]["measures"]["items"]["enum"] == registry.groups() == ["featmap"]
+    assert schema["$defs"]["measures"]["items"]["enum"] == registry.groups() == ["featmap", "nerv"]
 
 
 def _ci_config():

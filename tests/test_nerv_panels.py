@@ -10,14 +10,18 @@ import pytest
 import scipy.sparse as sp
 
 from cova.config import Plan
+from cova.constraints import option_defaults
 from cova.datasets.base import Dataset
-from cova.experiments.nerv.panels import label_of, nerv_panels, run_measures, select_by_f, table2
+from cova.embedding import Embedding
+from cova.experiments.nerv.panels import label_of, nerv_panels, select_by_f, table2
 from cova.experiments.nerv.retrieval import retrieval
 from cova.experiments.reference import REFERENCE
 from cova.experiments.registry import RENDERERS, render
 from cova.inputs import Inputs
 from cova.io import save_npz_atomic
 from cova.methods import make_method
+from cova.metrics.retrieval import f_measure, nerv_measures
+from cova.metrics.score import score_run
 
 
 def _blobs(n: int = 80, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -37,7 +41,7 @@ def test_knn5_error_equals_brute_force_leave_one_out_sklearn():
         keep = np.arange(len(y)) != i
         clf = KNeighborsClassifier(n_neighbors=5, algorithm="brute").fit(Z[keep], y[keep])
         wrong += int(clf.predict(Z[i:i + 1])[0] != y[i])
-    m = run_measures(X, Z, y, k_max=25)
+    m, _ = nerv_measures(X, Z, y, k_max=25)
     assert m["knn5_error"] == pytest.approx(wrong / len(y), abs=0)
     assert 0 < m["knn5_error"] < 0.5
 
@@ -45,19 +49,20 @@ def test_knn5_error_equals_brute_force_leave_one_out_sklearn():
 def test_identity_display_is_perfect_on_every_measure():
     X, y = _blobs(70)
     Z = X[:, :2].copy()
-    m = run_measures(Z, Z, y, k_max=30)
+    m, curves = nerv_measures(Z, Z, y, k_max=30)
     assert m["trustworthiness_20"] == pytest.approx(1.0)
     assert m["continuity_20"] == pytest.approx(1.0)
-    assert m["rank_precision"] == pytest.approx(1.0, abs=1e-12)
-    assert m["rank_recall"] == pytest.approx(1.0, abs=1e-12)
-    assert m["rank_f"] == pytest.approx(1.0, abs=1e-12)
+    assert m["rank_precision_error"] == pytest.approx(0.0, abs=1e-12)
+    assert m["rank_recall_error"] == pytest.approx(0.0, abs=1e-12)
     assert m["smoothed_precision_error"] == pytest.approx(0.0, abs=1e-9)
     assert m["smoothed_recall_error"] == pytest.approx(0.0, abs=1e-9)
     assert m["precision_20"] == pytest.approx(1.0) and m["recall_20"] == pytest.approx(1.0)
-    assert len(m["t_curve"]) == 30 and m["pr_curve"].k[-1] == 69
+    assert len(curves["t_curve"]) == 30 and curves["pr_k"][-1] == 69
     # a random display is worse on all of them
-    r = run_measures(Z, np.random.default_rng(0).normal(size=Z.shape), y, k_max=30)
-    assert r["trustworthiness_20"] < 0.8 and r["rank_f"] < m["rank_f"] and r["precision_20"] < 0.5
+    r, _ = nerv_measures(Z, np.random.default_rng(0).normal(size=Z.shape), y, k_max=30)
+    f = f_measure(1 - m["rank_precision_error"], 1 - m["rank_recall_error"])
+    assert r["trustworthiness_20"] < 0.8 and f_measure(1 - r["rank_precision_error"], 1 - r["rank_recall_error"]) < f
+    assert r["precision_20"] < 0.5
     assert r["smoothed_precision_error"] > 0.1 and r["pr_auc"] < m["pr_auc"]
 
 
@@ -136,11 +141,21 @@ def test_mds_is_metric_smacof_and_size_guarded():
         make_method("mds", {"max_samples": 10}).fit(inp)
 
 
-def _write_run(tmp, name, Z, status="ok"):
+def _write_run(tmp, name, Z, renderer, options, status="ok"):
+    """A run's embedding, and its scores and per-point measures as the score step writes them, with the NeRV
+    settings the renderer's declaration asks the plan for."""
     path = tmp / f"{name}.npz"
-    save_npz_atomic(path, Z=Z, placed_prototypes=np.zeros((0, 2)), runtime_s=np.array(0.5), status=np.array(status))
-    (tmp / f"{name}.json").write_text(json.dumps({"status": status}))
-    return {"embedding": str(path), "scores": str(tmp / f"{name}.json")}
+    Embedding(Z=Z, placed_prototypes=np.zeros((0, 2)), runtime_s=0.5, status=status).save(path)
+    fn = RENDERERS[renderer]
+    needs = fn._run_metrics({**option_defaults(fn), **options})
+    per_point: dict = {}
+    scores = {}
+    if status == "ok" and np.all(np.isfinite(Z)):  # the renderers read no measure of a run without a display
+        scores = score_run(Inputs.load(tmp / "d.npz", tmp / "i.npz"), Embedding.load(path),
+                           measures=needs["measures"], nerv=needs["settings"]["nerv"], per_point=per_point)
+    (tmp / f"{name}.json").write_text(json.dumps({"status": status, **scores}))
+    save_npz_atomic(tmp / f"{name}.pp.npz", **per_point)
+    return {"embedding": str(path), "scores": str(tmp / f"{name}.json"), "per_point": str(tmp / f"{name}.pp.npz")}
 
 
 def test_renderer_end_to_end(tmp_path):
@@ -161,7 +176,7 @@ def test_renderer_end_to_end(tmp_path):
         runs.append({"dataset": "toy", "inputs": "x", "entry": entry, "group": entry.split("-")[0], "method": method,
                      "grid": grid,
                      "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"),
-                     **_write_run(tmp_path, entry, Z, status)})
+                     **_write_run(tmp_path, entry, Z, "nerv_panels", {"k_max": 25}, status)})
     spec = {"name": "t", "paper": "nerv", "renderer": "nerv_panels", "reference": "nerv_table2", "k_max": 25,
             "caption": "The paper's data sets are not available.", "notes": "NeRV wins.", "runs": runs}
     out = {k: str(tmp_path / f"o.{k}") for k in ("png", "csv", "html")}
@@ -187,7 +202,8 @@ def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
            prototypes=np.zeros((2, 2))).save(tmp_path / "i.npz")
     noisy = X + np.random.default_rng(1).normal(0, 1.0, X.shape)
     runs = [{"dataset": "toy", "inputs": "x", "entry": e, "group": e, "method": "pca", "grid": {},
-             "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"), **_write_run(tmp_path, e, Z)}
+             "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"),
+             **_write_run(tmp_path, e, Z, "retrieval", {"pr_relevant": 10, "joint": True})}
             for e, Z in [("same", X), ("noisy", noisy)]]
     out = {k: str(tmp_path / f"r.{k}") for k in ("png", "csv", "html")}
     render({"name": "fig2", "renderer": "retrieval", "pr_relevant": 10, "joint": True, "notes": "A trade-off.",
@@ -202,3 +218,34 @@ def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
     assert table.loc["noisy", "precision_recall_at_r"] < 0.9
     assert "10 relevant" in open(out["html"], encoding="utf-8").read()
     assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_plan_asks_the_score_step_for_what_the_renderers_draw():
+    """A NeRV renderer's declaration tells the plan which measures its runs' scores must hold: the runs of a
+    `retrieval` and a `nerv_panels` experiment get the group `nerv` with the largest k and any joint measure of
+    the two; a run two experiments ask for different relevant-set sizes is refused, naming the experiment."""
+    from cova.config import ConfigError
+
+    config = {"seed": 0, "datasets": {"s": {"loader": "sinusoid", "params": {"n_samples": 60}}},
+              "inputs": {"x": {}}, "methods": {"pca": {"method": "pca"}, "mds": {"method": "mds"}},
+              "runs": [{"dataset": "s", "inputs": "x", "methods": ["pca", "mds"]}],
+              "paper": {"experiments": {
+                  "a": {"paper": "nerv", "renderer": "retrieval", "k_max": 20, "joint": True, "pr_relevant": 10,
+                        "runs": [{"dataset": "s", "inputs": "x", "methods": ["pca"]}]},
+                  "b": {"paper": "nerv", "renderer": "nerv_panels", "k_max": 30,
+                        "runs": [{"dataset": "s", "inputs": "x", "methods": ["pca", "mds"]}]}}}}
+    plan = Plan(config)
+    settings = {}
+    for dataset, inputs, entry in plan.runs():
+        job = plan.method_jobs[entry]
+        settings[entry] = plan.run_metrics(dataset, plan.inputs_ids[inputs], job.method, job.params_id)
+    assert settings["pca"]["measures"] == ["nerv"] and settings["mds"]["measures"] == ["nerv"]
+    assert settings["pca"]["nerv"] == {"k_max": 30, "joint": True, "pr_relevant": 10, "pr_k_max": 20,
+                                       "space": "inputs"}
+    assert settings["mds"]["nerv"] == {"k_max": 30, "space": "inputs"}
+    config["paper"]["experiments"]["c"] = {"paper": "nerv", "renderer": "retrieval", "pr_relevant": 15,
+                                           "runs": [{"dataset": "s", "inputs": "x", "methods": ["pca"]}]}
+    with pytest.raises(ConfigError, match=r"config key paper\.experiments\.c: asks for pr_relevant = 15 in the "
+                                          r"scores of run 'pca', which another experiment asks for with "
+                                          r"pr_relevant = 10"):
+        Plan(config)

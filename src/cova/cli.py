@@ -144,7 +144,12 @@ def cmd_score(a: argparse.Namespace) -> None:
     metrics = _json(a.metrics)
     t0 = time.perf_counter()
     per_point: dict[str, Any] = {}
-    scores = score_run(inputs, embedding, **metrics, per_point=per_point)
+    truth = None
+    if metrics.get("nerv", {}).get("space") == "ground_truth":  # the NeRV measures' settings (the plan's)
+        from .datasets.base import Dataset
+
+        truth = Dataset.load(a.dataset).ground_truth
+    scores = score_run(inputs, embedding, **metrics, per_point=per_point, ground_truth=truth)
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
     if a.per_point:
         save_npz_atomic(a.per_point, **per_point)

@@ -239,18 +239,22 @@ class Kinds(Mapping[str, Any]):
         return len(self._kinds)
 
 
-def declare(constraints: Mapping[str, list[Any]], *, rules: Sequence[Rule] = (), check_calls: bool = True
-            ) -> Callable[[F], F]:
+def declare(constraints: Mapping[str, list[Any]], *, rules: Sequence[Rule] = (), check_calls: bool = True,
+            run_metrics: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> Callable[[F], F]:
     """Declare a function's options: ``constraints`` is its ``_parameter_constraints`` table (one list of allowed
     constraints per keyword), the defaults are its keyword defaults, ``rules`` its cross-field :data:`Rule` s. With
     ``check_calls`` every call is checked against the table too (scikit-learn's ``validate_params``), so a value is
-    declared once and checked both before any job runs and where it is used."""
+    declared once and checked both before any job runs and where it is used. A renderer states with
+    ``run_metrics(options)`` what the scores of its runs must hold (``{"measures": [group, ...], "settings":
+    {group: {...}}}``), so that the plan asks the score step for it."""
 
     def decorator(func: F) -> F:
         wrapped = validate_params(dict(constraints), prefer_skip_nested_validation=True)(func) if check_calls \
             else func
         wrapped._parameter_constraints = dict(constraints)  # type: ignore[attr-defined]
         wrapped._option_rules = tuple(rules)  # type: ignore[attr-defined]
+        if run_metrics is not None:
+            wrapped._run_metrics = run_metrics  # type: ignore[attr-defined]
         return wrapped  # type: ignore[return-value]
 
     return decorator

@@ -127,17 +127,15 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
 
 def experiment_context(config: dict[str, Any], experiment: dict[str, Any]) -> dict[str, Any]:
     """What a renderer's rules check its options against (:func:`cova.experiments.registry.check_experiment`): one
-    dict per expanded run of the experiment, with its dataset's loader, its grid values and the opt-in metric groups
-    its scores have (``measures``)."""
+    dict per expanded run of the experiment, with its dataset's loader and its grid values."""
     runs = []
     for run in experiment["runs"]:
         loader = config["datasets"][run["dataset"]]["loader"]
-        measures = [*config.get("metrics", {}).get("measures", []), *run.get("metrics", {}).get("measures", [])]
         for group in run["methods"]:
             m = config["methods"][group]
             for entry, _, chosen in expand_grid(group, m):
                 runs.append({"dataset": run["dataset"], "loader": loader, "inputs": run["inputs"], "entry": entry,
-                             "group": group, "method": m["method"], "grid": chosen, "measures": measures})
+                             "group": group, "method": m["method"], "grid": chosen})
     return {"runs": runs}
 
 

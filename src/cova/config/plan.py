@@ -113,6 +113,44 @@ def _class_posterior_settings(method: str, params: dict[str, Any], seed: int) ->
     return make_method(method, params, seed=seed).class_posterior_settings()
 
 
+def _renderer_needs(name: str, experiment: dict[str, Any]) -> dict[str, Any]:
+    """What experiment ``name``'s renderer needs in the scores of its runs (``measures``: metric groups,
+    ``settings``: group -> settings), from the renderer's declaration (``run_metrics`` of
+    :func:`cova.constraints.declare`) and the experiment's options."""
+    from ..constraints import option_defaults, parameter_constraints
+    from ..experiments.registry import RENDERERS
+
+    renderer = RENDERERS[experiment["renderer"]]
+    needs = getattr(renderer, "_run_metrics", None)
+    if needs is None:
+        return {}
+    options = {**option_defaults(renderer),
+               **{k: v for k, v in experiment.items() if k in parameter_constraints(renderer)}}
+    return needs(options)
+
+
+#: How the settings of a metric group that several experiments ask of one run combine: the largest k, any joint
+#: measure, the longest curve; the relevant-set size and the input space must agree.
+_SETTING_MERGE = {"k_max": max, "joint": lambda a, b: bool(a or b), "pr_k_max": max}
+
+
+def _merge_settings(have: dict[str, Any] | None, new: dict[str, Any], where: str, entry: str) -> dict[str, Any]:
+    if have is None:
+        return dict(new)
+    out = dict(have)
+    for key, value in new.items():
+        if key not in out or out[key] is None:
+            out[key] = value
+        elif value is None or value == out[key]:
+            continue
+        elif key in _SETTING_MERGE:
+            out[key] = _SETTING_MERGE[key](out[key], value)
+        else:
+            raise ConfigError(f"config key {where}: asks for {key} = {value!r} in the scores of run {entry!r}, which "
+                              f"another experiment asks for with {key} = {out[key]!r}; a run's scores have one")
+    return out
+
+
 class Plan:
     """Every output path the configuration asks for, and the parameters behind each wildcard value.
 
@@ -156,16 +194,30 @@ class Plan:
                                                             job.params_id), [])
                     if group not in chosen:
                         chosen.append(group)
+        self._run_settings: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = {}
+        for name, e in self.experiments.items():
+            needs = _renderer_needs(name, e)
+            for dataset, inputs, entry in self.expand_runs(e["runs"]):
+                job = self.method_jobs[entry]
+                key = (dataset, self.inputs_ids[inputs], job.method, job.params_id)
+                for group in needs.get("measures", []):
+                    chosen = self._run_measures.setdefault(key, [])
+                    if group not in chosen:
+                        chosen.append(group)
+                for group, settings in needs.get("settings", {}).items():
+                    have = self._run_settings.setdefault(key, {})
+                    have[group] = _merge_settings(have.get(group), settings, f"paper.experiments.{name}", entry)
 
     def run_metrics(self, dataset: str, inputs_id: str, method: str, params_id: str) -> dict[str, Any]:
         """The score settings of one run (the score rule's ``--metrics``): the ``metrics`` block, with
         ``measures`` extended by the opt-in groups of every ``runs`` item naming the run. A run that opts into
         nothing gets :attr:`metrics` itself, so its command line (and Snakemake's parameter record) is unchanged."""
         extra = self._run_measures.get((dataset, inputs_id, method, params_id), [])
+        settings = self._run_settings.get((dataset, inputs_id, method, params_id), {})
         own = list(self.metrics.get("measures", []))
-        if not [g for g in extra if g not in own]:
+        if not [g for g in extra if g not in own] and not settings:
             return self.metrics
-        return {**self.metrics, "measures": sorted({*own, *extra})}
+        return {**self.metrics, "measures": sorted({*own, *extra}), **settings}
 
     # wildcard value -> parameters
     def dataset(self, name: str) -> dict[str, Any]:

@@ -115,14 +115,6 @@ class RunLoader:
         """X of the run's dataset as loaded (before the inputs block's features)."""
         return self.dataset(run).X
 
-    def ground_truth(self, run: dict[str, Any]) -> np.ndarray:
-        """The known latent coordinates of the run's dataset (:attr:`cova.datasets.Dataset.ground_truth`), or a
-        ``ValueError`` naming the dataset when it has none."""
-        truth = self.dataset(run).ground_truth
-        if truth is None:
-            raise ValueError(f"dataset {run['dataset']!r} has no ground_truth coordinates")
-        return truth
-
     @staticmethod
     def embedding(run: dict[str, Any]) -> Embedding:
         """The run's embedding."""

@@ -84,8 +84,7 @@ def check_experiment(name: str, block: Mapping[str, Any], context: Mapping[str, 
     """Check the options of experiment block ``block`` (configured as ``paper.experiments.<name>``) against its
     renderer's declaration and return them with the defaults filled in; :class:`cova.constraints.OptionError`
     names the key and what is allowed. ``context["runs"]``: one dict per expanded run of the experiment (keys
-    ``dataset``, ``loader``, ``inputs``, ``entry``, ``group``, ``method``, ``grid``, ``measures``: the opt-in metric
-    groups of its scores), what the renderers' rules
+    ``dataset``, ``loader``, ``inputs``, ``entry``, ``group``, ``method``, ``grid``), what the renderers' rules
     check the options against (e.g. ``examples`` against the runs' grid values)."""
     renderer = block.get("renderer")
     if renderer not in MODULES:

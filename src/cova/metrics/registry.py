@@ -59,7 +59,7 @@ from .density import local_radius_pair, pearson
 from .display_neighbours import graph_precision, knn_accuracy, knn_accuracy_series
 from .global_structure import centroid_triplet_accuracy, pairwise_subsample, shepard_goodness_and_stress
 from .neighborhood import trustworthiness_continuity
-from .retrieval import heldout_knn_error
+from .retrieval import heldout_knn_error, nerv_measures
 
 __all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "MEAN_RANK_TOP", "FEATMAP_K", "FEATMAP_KNN_KS",
            "FEATMAP_KEYS", "register", "groups", "check_groups", "evaluate", "nan_scores", "metric_keys"]
@@ -105,6 +105,8 @@ class ScoreData:
     columns: np.ndarray | None = None
     column_labels: np.ndarray | None = None
     train: np.ndarray | None = None
+    nerv: Any = None
+    ground_truth: np.ndarray | None = None
     n_neighbors: int = 12
     kappa: int = 2
     geometry: str = "plane"
@@ -312,6 +314,34 @@ def _featmap_radius(d: ScoreData) -> dict[str, Any]:
     return {"radius_correlation": pearson(r_o, r_e), "radius_original": r_o, "radius_embedded": r_e}
 
 
+# --------------------------------------------------------------------------------------------------------
+# opt-in group "nerv": the measures of NeRV Sec. 4.3.1 (Figs. 2-9, Table 2), with the curves per run
+# --------------------------------------------------------------------------------------------------------
+
+NERV_KEYS = ("smoothed_precision_error", "smoothed_recall_error", "rank_precision_error", "rank_recall_error",
+             "precision_20", "recall_20", "pr_auc", "trustworthiness_20", "continuity_20", "knn5_error",
+             "joint_smoothed_precision_error", "joint_smoothed_recall_error", "precision_recall_at_r")
+
+
+@register("nerv", needs=("X", "Z", "labels", "nerv"), keys=NERV_KEYS, scope="all", group="nerv",
+          arrays=("pr_k", "pr_precision", "pr_recall", "t_curve", "c_curve", "pr_r_k", "pr_r_precision",
+                  "pr_r_recall"))
+def _nerv(d: ScoreData) -> dict[str, Any]:
+    """The NeRV measures (:func:`~.retrieval.nerv_measures`) with the run's settings (``k_max``, ``joint``,
+    ``pr_relevant``, ``pr_k_max``), in X or, with ``space: ground_truth``, in the dataset's latent coordinates;
+    the joint and precision-at-r keys only when the settings ask for them."""
+    settings = dict(d.nerv)
+    space = settings.pop("space", "inputs")
+    X = d.X
+    if space == "ground_truth":
+        if d.ground_truth is None or d.ground_truth.shape[0] != d.Z.shape[0]:
+            raise ValueError("the NeRV measures in the ground-truth space need the dataset's latent coordinates, one "
+                             "row per embedded sample")
+        X = np.asarray(d.ground_truth, dtype=np.float64)
+    scores, curves = nerv_measures(X, d.Z, d.labels, **settings)
+    return {**scores, **curves}
+
+
 def _chosen(data: ScoreData, names: Iterable[str] | None, scope: str | None,
             measures: Iterable[str] | None) -> list[Metric]:
     have = data.available()
@@ -331,9 +361,9 @@ def evaluate(data: ScoreData, names: Iterable[str] | None = None, scope: str | N
     out: dict[str, float] = {}
     for m in _chosen(data, names, scope, measures):
         values = m.compute(data)
-        out.update({k: values[k] for k in m.keys})
+        out.update({k: values[k] for k in m.keys if k in values})
         if arrays is not None:
-            arrays.update({k: np.asarray(values[k]) for k in m.arrays})
+            arrays.update({k: np.asarray(values[k]) for k in m.arrays if k in values})
     return out
 
 

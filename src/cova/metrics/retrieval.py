@@ -66,6 +66,9 @@ from .neighborhood import (
 )
 
 __all__ = [
+    "NERV_SCALE",
+    "NERV_K_MAX",
+    "nerv_measures",
     "PrecisionRecallCurve",
     "SmoothedPrecisionRecall",
     "calibrate_precisions",
@@ -488,3 +491,62 @@ def rank_f_measure(X: np.ndarray, Z: np.ndarray, n_neighbors: float = 20, *, tie
     e = rank_smoothed_precision_recall(X, Z, n_neighbors, ties=ties, max_samples=max_samples,
                                        random_state=random_state)
     return float(f_measure(1.0 - e.precision, 1.0 - e.recall))
+
+
+# --------------------------------------------------------------------------------------------------------
+# the measures of one display (Sec. 4.3.1), as the score step stores them per run
+# --------------------------------------------------------------------------------------------------------
+
+#: Input-neighbourhood scale of every measure (Sec. 4.3.1): effective k, relevant set size, T/C's k.
+NERV_SCALE = 20
+#: Largest retrieved-set size of the mean precision / recall curve (Fig. 5).
+NERV_K_RETRIEVED = 100
+#: k of the classification error (Table 2).
+NERV_KNN = 5
+#: Default largest k of the trustworthiness and continuity curves.
+NERV_K_MAX = 50
+
+
+def nerv_measures(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, *, k_max: int = NERV_K_MAX, joint: bool = False,
+                  pr_relevant: int | None = None, pr_k_max: int | None = None
+                  ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Every measure of the paper's Sec. 4.3.1 for display ``Z`` of data ``X``: (scores, curves).
+
+    Scores: ``smoothed_precision_error`` / ``smoothed_recall_error`` (costs, lower is better),
+    ``rank_precision_error`` / ``rank_recall_error`` (normalised rank-based errors), ``precision_20`` /
+    ``recall_20`` (mean precision and recall with 20 relevant and 20 retrieved neighbours, equal by definition),
+    ``pr_auc`` (trapezoidal area under mean precision as a function of mean recall over k = 1..100 retrieved),
+    ``trustworthiness_20``, ``continuity_20`` and ``knn5_error``; with ``joint`` the smoothed precision and recall
+    "in the t-NeRV sense" (Eq. 8 on joint probabilities, Fig. 9E); with ``pr_relevant`` r the mean precision at
+    k = r of the precision-recall curve for r relevant neighbours (``precision_recall_at_r``, Fig. 2).
+    Curves: ``pr_k``, ``pr_precision``, ``pr_recall`` (r = 20, k = 1..100), ``t_curve``, ``c_curve`` (k = 1..
+    ``k_max``) and, with ``pr_relevant``, ``pr_r_k``, ``pr_r_precision``, ``pr_r_recall`` (k = 1..``pr_k_max``,
+    default 2r). Every curve's value at k does not depend on the curve's length, so one curve serves every figure
+    that reads a prefix of it. Neighbourhood sizes shrink for tiny data sets (k < n / 2)."""
+    n = X.shape[0]
+    scale = min(NERV_SCALE, (n - 1) // 2)
+    sp = smoothed_precision_recall(X, Z, scale)
+    rp = rank_smoothed_precision_recall(X, Z, scale)
+    curve = precision_recall_curve(X, Z, scale, min(NERV_K_RETRIEVED, n - 1))
+    kk = max(scale, min(int(k_max), (n - 1) // 2))
+    t = trustworthiness_curve(X, Z, kk)
+    c = continuity_curve(X, Z, kk)
+    scores = {
+        "smoothed_precision_error": sp.precision, "smoothed_recall_error": sp.recall,
+        "rank_precision_error": rp.precision, "rank_recall_error": rp.recall,
+        "precision_20": float(curve.precision[scale - 1]), "recall_20": float(curve.recall[scale - 1]),
+        "pr_auc": float(np.trapezoid(curve.precision, curve.recall)),
+        "trustworthiness_20": float(t[scale - 1]), "continuity_20": float(c[scale - 1]),
+        "knn5_error": knn_error(Z, labels, min(NERV_KNN, n - 1)),
+    }
+    curves = {"pr_k": curve.k, "pr_precision": curve.precision, "pr_recall": curve.recall, "t_curve": t,
+              "c_curve": c}
+    if joint:
+        jp = joint_smoothed_precision_recall(X, Z)
+        scores.update(joint_smoothed_precision_error=jp.precision, joint_smoothed_recall_error=jp.recall)
+    if pr_relevant:
+        r = min(int(pr_relevant), n - 1)
+        pr = precision_recall_curve(X, Z, n_relevant=r, k_max=min(int(pr_k_max or 2 * int(pr_relevant)), n - 1))
+        scores["precision_recall_at_r"] = float(pr.precision[r - 1])
+        curves.update(pr_r_k=pr.k, pr_r_precision=pr.precision, pr_r_recall=pr.recall)
+    return scores, curves

@@ -55,7 +55,8 @@ def _columns(embedding: Embedding, relation: Any) -> np.ndarray | None:
 
 def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2, knn_k: int = 5,
               graph_k: int = 10, measures: Iterable[str] | None = None,
-              per_point: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+              per_point: dict[str, np.ndarray] | None = None, nerv: dict[str, Any] | None = None,
+              ground_truth: np.ndarray | None = None) -> dict[str, Any]:
     """Scores of ``embedding`` (all rows of ``inputs``): κ = ``kappa`` for the cohort graphs, ``n_neighbors`` for
     trustworthiness and continuity, ``knn_k`` for the k-NN label accuracy and ``graph_k`` for the graph-neighbour
     precision and the sphere's degree-crowding correlation; ``measures`` names the opt-in metric groups to add
@@ -64,7 +65,9 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
     Metrics whose needs the inputs lack are skipped (:mod:`cova.metrics.registry`). Inputs with labels of a single
     cohort get no score that needs labels (each would be 1 whatever the embedding), and a warning. With a split
     the record also holds ``n_train`` and ``n_test``. The metrics' per-point arrays (e.g. featMAP's local radii)
-    go into ``per_point`` when it is given, suffixed like the scores.
+    go into ``per_point`` when it is given, suffixed like the scores. ``nerv`` holds the settings of the NeRV
+    measures (group ``nerv``: ``k_max``, ``joint``, ``pr_relevant``, ``pr_k_max``, ``space``) and
+    ``ground_truth`` the dataset's latent coordinates for ``space: ground_truth``.
     """
     measures = check_groups(measures)
     Z, placed_prototypes, ok = embedding.Z, embedding.placed_or_none, embedding.ok
@@ -99,7 +102,8 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
         if per_point is not None:
             per_point.update({f"{k}{suffix}": v for k, v in arrays.items()})
     relation = inputs.relation if train is None else None
-    everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, labels=labels, gold_labels=inputs.gold_labels,
+    everything = ScoreData(Z=Z, n_cohorts=inputs.n_cohorts, X=X, labels=labels, gold_labels=inputs.gold_labels,
+                           nerv=nerv if "nerv" in measures else None, ground_truth=ground_truth,
                            gold_prototypes=inputs.gold_prototypes, kl=_final_kl(embedding), relation=relation,
                            columns=_columns(embedding, relation),
                            column_labels=None if relation is None else relation.column_labels, train=train,

@@ -266,18 +266,13 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str], *, source_cla
 # ------------------------------------------------------------------------------------------------------------------
 # Fig. 7 and Supp. Figs. 9-10: density on the digit-1 group
 # ------------------------------------------------------------------------------------------------------------------
-def _runs_have_radii(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The local radii are per-run outputs of the score step's ``featmap`` metric group."""
-    missing = sorted({r["entry"] for r in context.get("runs", []) if "featmap" not in r.get("measures", ())})
-    if missing:
-        return "runs", (f"the local radii it draws are per-run measures of the metric group 'featmap', which "
-                               f"runs {missing} do not ask for; add metrics: {{measures: [featmap]}} to their runs "
-                               f"item")
-    return None
+def _radii_needed(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The runs' scores hold the local radii (the score step's group ``featmap``)."""
+    return {"measures": ["featmap"]}
 
 
 @declare({"n_subgroups": [integer(2, None)], "random_state": SEED, "method_labels": METHOD_LABELS},
-         rules=[_runs_have_radii])
+         run_metrics=_radii_needed)
 def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: int = 6,
                     random_state: int = 0, method_labels: Mapping[str, str] | None = None) -> None:
     """Fig. 7 / Supp. Figs. 9-10: for each run (featMAP and UMAP on one data set), embedded against original local

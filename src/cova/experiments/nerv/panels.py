@@ -1,7 +1,8 @@
 """NeRV paper Figs. 4-7 measure panels and the Table 2 analogue (Venna et al., JMLR 11:451-490, 2010, Sec. 4.3-4.4).
 
-Renderer ``nerv_panels``: for every run of the experiment it computes the paper's goodness measures
-(Sec. 4.3.1; all with input-neighbourhood scale 20, :mod:`cova.metrics.retrieval`):
+Renderer ``nerv_panels``: for every run of the experiment it shows the paper's goodness measures (Sec. 4.3.1; all
+with input-neighbourhood scale 20), which the score step computes per run (metric group ``nerv``,
+:func:`cova.metrics.retrieval.nerv_measures`; the renderer's declaration asks the plan for them):
 
 * mean smoothed precision / recall errors E_i[D(q_i, p_i)], E_i[D(p_i, q_i)] (sigma_i from entropy log 20, the
   same sigma_i in the display, both distance sets rescaled to mean 1) - **Fig. 4** plots -1 x them;
@@ -37,20 +38,15 @@ from ...constraints import StrOptions, declare, integer
 from ...datasets import GROUND_TRUTH_LOADERS
 from ...io import write_text_atomic
 from ...metrics import retrieval as ir
+from ...metrics.retrieval import NERV_SCALE
 from ...viz.figures import save_figure
 from ...viz.retrieval import measure_panels_figure
 from ...viz.tables import write_csv_atomic
-from ..common import RunLoader, about
+from ..common import RunLoader, about, run_scores
 from ..reference import REFERENCE
 
-__all__ = ["nerv_panels", "run_measures", "select_by_f", "label_of", "table2", "ground_truth_needs_a_loader"]
+__all__ = ["nerv_panels", "select_by_f", "label_of", "table2", "ground_truth_needs_a_loader"]
 
-#: Input-neighbourhood scale of every measure (paper Sec. 4.3.1): effective k, relevant set size, T/C's k.
-SCALE = 20
-#: Largest retrieved-set size of the mean precision / recall curves (Fig. 5).
-K_RETRIEVED = 100
-#: k of the classification error (Table 2).
-KNN = 5
 #: Methods drawn as lambda-curves in Figs. 4, 6, 7 (all their runs on one data set, sorted by ``lam``).
 CURVE_METHODS = ("nerv",)
 
@@ -67,41 +63,6 @@ GRID_SYMBOLS = {"lam": "λ", "n_neighbors": "k", "alpha": "α", "perplexity": "p
 
 MEASURES = ["smoothed_precision_error", "smoothed_recall_error", "rank_precision", "rank_recall", "rank_f",
             "precision_20", "recall_20", "pr_auc", "trustworthiness_20", "continuity_20", "knn5_error"]
-
-
-# --------------------------------------------------------------------------------------------------------
-# measures of one embedding
-# --------------------------------------------------------------------------------------------------------
-
-def run_measures(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, k_max: int = 50) -> dict[str, Any]:
-    """Every measure of the paper's Sec. 4.3.1 for display ``Z`` of data ``X`` (scalars and curves).
-
-    Scalars: ``smoothed_precision_error`` / ``smoothed_recall_error`` (costs, lower is better),
-    ``rank_precision`` / ``rank_recall`` (goodness 1 - normalised rank-based error), ``rank_f`` (their
-    F-measure, the paper's selection criterion), ``precision_20`` / ``recall_20`` (mean precision and recall
-    with 20 relevant and 20 retrieved neighbours, equal by definition), ``pr_auc`` (trapezoidal area under
-    mean precision as a function of mean recall over k = 1..100 retrieved), ``trustworthiness_20``,
-    ``continuity_20`` and ``knn5_error``. Curves: ``pr_curve`` (k, precision, recall) and ``t_curve``,
-    ``c_curve`` (k = 1..k_max). Neighbourhood sizes shrink for tiny data sets (k < n / 2)."""
-    n = X.shape[0]
-    scale = min(SCALE, (n - 1) // 2)
-    sp = ir.smoothed_precision_recall(X, Z, scale)
-    rp = ir.rank_smoothed_precision_recall(X, Z, scale)
-    rank_precision, rank_recall = 1.0 - rp.precision, 1.0 - rp.recall
-    curve = ir.precision_recall_curve(X, Z, scale, min(K_RETRIEVED, n - 1))
-    kk = max(scale, min(int(k_max), (n - 1) // 2))
-    t = ir.trustworthiness_curve(X, Z, kk)
-    c = ir.continuity_curve(X, Z, kk)
-    return {
-        "smoothed_precision_error": sp.precision, "smoothed_recall_error": sp.recall,
-        "rank_precision": rank_precision, "rank_recall": rank_recall,
-        "rank_f": float(ir.f_measure(rank_precision, rank_recall)),
-        "precision_20": float(curve.precision[scale - 1]), "recall_20": float(curve.recall[scale - 1]),
-        "pr_auc": float(np.trapezoid(curve.precision, curve.recall)),
-        "trustworthiness_20": float(t[scale - 1]), "continuity_20": float(c[scale - 1]),
-        "knn5_error": ir.knn_error(Z, labels, min(KNN, n - 1)),
-        "pr_curve": curve, "t_curve": t, "c_curve": c,
-    }
 
 
 def select_by_f(table: pd.DataFrame) -> pd.Series:
@@ -127,28 +88,32 @@ def label_of(row: pd.Series | dict[str, Any], grid_keys: list[str]) -> str:
 # the renderer
 # --------------------------------------------------------------------------------------------------------
 
-def _collect(spec: dict[str, Any], k_max: int, truth: bool) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
-    """Every run's measures (input neighbourhoods from the datasets' ground truth when ``truth``) and curves."""
+def _collect(spec: dict[str, Any], k_max: int) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
+    """Every run's measures and curves, as its score step stored them (:func:`cova.metrics.retrieval.nerv_measures`,
+    group ``nerv``; in the ground-truth space when the experiment asked for it): rank-based precision and recall as
+    goodness (1 − error) with their F-measure, the T(k) / C(k) curves up to ``k_max``."""
     rows, curves = [], {}
-    load = RunLoader()
     for i, run in enumerate(spec["runs"]):
-        if (run["data"], run["inputs_file"]) not in load.inputs:
-            load = RunLoader()  # runs are grouped by data set: keep one in memory
-        inp = load.run_inputs(run)
-        space = load.ground_truth(run) if truth else np.asarray(inp.X, dtype=np.float64)
-        if space.shape[0] != inp.n_samples:
-            raise ValueError(f"experiment {spec['name']!r}: the ground truth of {run['dataset']!r} has "
-                             f"{space.shape[0]} rows, its inputs {inp.n_samples}")
-        emb = load.embedding(run)
+        emb = RunLoader.embedding(run)
         Z, status, runtime = emb.Z, emb.status, emb.runtime_s
         grid = run.get("grid", {})
         row = {"dataset": run["dataset"], "group": run["group"], "method_entry": run["entry"],
                "method": run["method"], **grid, "status": status, "n_samples": int(Z.shape[0]),
                "runtime_s": runtime}
         if status == "ok" and Z.ndim == 2 and np.all(np.isfinite(Z)):
-            m = run_measures(space, Z, inp.labels, k_max)
-            curves[i] = {k: m.pop(k) for k in ("pr_curve", "t_curve", "c_curve")}
-            row.update(m)
+            scores = run_scores(run)
+            n = Z.shape[0]
+            scale = min(NERV_SCALE, (n - 1) // 2)
+            kk = max(scale, min(int(k_max), (n - 1) // 2))
+            rank_precision, rank_recall = 1.0 - scores["rank_precision_error"], 1.0 - scores["rank_recall_error"]
+            row.update(smoothed_precision_error=scores["smoothed_precision_error"],
+                       smoothed_recall_error=scores["smoothed_recall_error"], rank_precision=rank_precision,
+                       rank_recall=rank_recall, rank_f=float(ir.f_measure(rank_precision, rank_recall)),
+                       **{key: scores[key] for key in ("precision_20", "recall_20", "pr_auc", "trustworthiness_20",
+                                                      "continuity_20", "knn5_error")})
+            with np.load(run["per_point"]) as f:
+                curves[i] = {"pr_curve": ir.PrecisionRecallCurve(f["pr_k"], f["pr_precision"], f["pr_recall"]),
+                             "t_curve": f["t_curve"][:kk], "c_curve": f["c_curve"][:kk]}
         else:
             row.update({k: np.nan for k in MEASURES})
         rows.append(row)
@@ -172,7 +137,7 @@ def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str,
     pretty = {g: PRETTY.get(table[table.group == g].method.iloc[0], g) for g in groups}
     clash = {v for v in pretty.values() if list(pretty.values()).count(v) > 1}
     names = {g: pretty[g] + (f" [{g}]" if pretty[g] in clash else "") for g in groups}
-    fig = measure_panels_figure(table, curves, names, CURVE_METHODS, SCALE, about(spec).title +
+    fig = measure_panels_figure(table, curves, names, CURVE_METHODS, NERV_SCALE, about(spec).title +
                                 "\n(best: top right; large markers = F-selected run of each entry; NeRV drawn as "
                                 "a λ-curve)")
     fig.tight_layout(rect=(0, 0.045 if len(datasets) > 1 else 0.09, 1, 0.97 if len(datasets) > 1 else 0.9))
@@ -279,15 +244,21 @@ def ground_truth_needs_a_loader(options: Mapping[str, Any], context: Mapping[str
     return None
 
 
+def _needs(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The runs' scores hold the NeRV measures in the experiment's input space (the score step's group ``nerv``)."""
+    return {"measures": ["nerv"], "settings": {"nerv": {"k_max": options["k_max"],
+                                                        "space": options["measure_space"]}}}
+
+
 @declare({"k_max": [integer(2, None)], "measure_space": [StrOptions({"inputs", "ground_truth"})]},
-         rules=[ground_truth_needs_a_loader])
+         rules=[ground_truth_needs_a_loader], run_metrics=_needs)
 def nerv_panels(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, measure_space: str = "inputs"
                 ) -> None:
     """Render experiment ``spec`` (see the module docstring) into ``out`` (keys png, csv, html): the T(k) / C(k)
     curves up to ``k_max``, input neighbourhoods from the inputs' X (``measure_space: inputs``) or from the
     datasets' known latent coordinates (``ground_truth``, NeRV Fig. 8)."""
     truth = measure_space == "ground_truth"
-    table, curves = _collect(spec, k_max, truth)
+    table, curves = _collect(spec, k_max)
     reference = spec["reference"] if spec["reference"] in REFERENCE else None
     t2 = table2(table, reference)
     write_csv_atomic(table, out["csv"])

@@ -3,6 +3,7 @@ Figs. 2-7, Table 2)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,13 +14,20 @@ from ...metrics import retrieval as ir
 from ...viz.figures import save_figure
 from ...viz.retrieval import retrieval_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import RunLoader, about
+from ..common import RunLoader, about, run_scores
 
 __all__ = ["retrieval"]
 
 
+def _needs(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The runs' scores hold the NeRV measures with these settings (the score step's group ``nerv``)."""
+    return {"measures": ["nerv"], "settings": {"nerv": {
+        "k_max": options["k_max"], "joint": options["joint"], "pr_relevant": options["pr_relevant"],
+        "pr_k_max": (options["pr_k_max"] or 2 * options["pr_relevant"]) if options["pr_relevant"] else None}}}
+
+
 @declare({"k_max": [integer(2, None)], "pr_relevant": [*POSITIVE_INT, None], "pr_k_max": [*POSITIVE_INT, None],
-          "joint": ["boolean"]})
+          "joint": ["boolean"]}, run_metrics=_needs)
 def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_relevant: int | None = None,
               pr_k_max: int | None = None, joint: bool = False) -> None:
     """Mean smoothed precision and recall (lower is better: KL-based errors), their rank-based versions,
@@ -27,36 +35,35 @@ def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_
     every run. With ``pr_relevant: r`` also the mean precision-recall curve for r relevant neighbours and
     k = 1..``pr_k_max`` (default 2r) retrieved ones (the paper's Fig. 2 uses r = 75), and its value at k = r
     (where precision equals recall) as ``precision_recall_at_r``. With ``joint: true`` also the smoothed precision
-    and recall "in the t-NeRV sense" (the two terms of Eq. 8 on joint probabilities, Fig. 9E)."""
+    and recall "in the t-NeRV sense" (the two terms of Eq. 8 on joint probabilities, Fig. 9E). Every measure is
+    the run's own, computed by the score step (:func:`cova.metrics.retrieval.nerv_measures`, group ``nerv``)."""
     r = int(pr_relevant) if pr_relevant else None
     text = about(spec)
     load = RunLoader()
     rows, curves, pr_curves = [], [], []
     for run in spec["runs"]:
-        inp = load.run_inputs(run)
         Z = load.embedding(run).Z
         row = {"dataset": run["dataset"], "method_entry": run["entry"], "method": run["method"],
                **run.get("grid", {})}
         if np.all(np.isfinite(Z)):
-            sp = ir.smoothed_precision_recall(inp.X, Z)
-            rp = ir.rank_smoothed_precision_recall(inp.X, Z)
-            precision_20, recall_20 = ir.mean_precision_recall(inp.X, Z)
-            k = min(k_max, (inp.X.shape[0] - 1) // 2)
-            t, c = ir.trustworthiness_curve(inp.X, Z, k), ir.continuity_curve(inp.X, Z, k)
-            row.update(smoothed_precision_error=sp.precision, smoothed_recall_error=sp.recall,
-                       rank_precision_error=rp.precision, rank_recall_error=rp.recall,
-                       precision_20=precision_20, recall_20=recall_20,
-                       knn5_error=ir.knn_error(Z, inp.labels, 5), trustworthiness_10=t[min(10, k) - 1],
-                       continuity_10=c[min(10, k) - 1])
+            scores = run_scores(run)
+            n = Z.shape[0]
+            k = min(k_max, (n - 1) // 2)
+            with np.load(run["per_point"]) as f:
+                t, c = f["t_curve"][:k], f["c_curve"][:k]
+                own = min(int(pr_k_max or 2 * r), n - 1) if r is not None else 0  # another figure's may be longer
+                pr = (ir.PrecisionRecallCurve(f["pr_r_k"][:own], f["pr_r_precision"][:own], f["pr_r_recall"][:own])
+                      if r is not None else None)
+            row.update({key: scores[key] for key in ("smoothed_precision_error", "smoothed_recall_error",
+                                                    "rank_precision_error", "rank_recall_error", "precision_20",
+                                                    "recall_20", "knn5_error")},
+                       trustworthiness_10=t[min(10, k) - 1], continuity_10=c[min(10, k) - 1])
             curves.append((run, t, c))
             if joint:
-                jp = ir.joint_smoothed_precision_recall(inp.X, Z)
-                row.update(joint_smoothed_precision_error=jp.precision, joint_smoothed_recall_error=jp.recall)
-            if r is not None:
-                n = inp.X.shape[0]
-                pr = ir.precision_recall_curve(inp.X, Z, n_relevant=min(r, n - 1),
-                                               k_max=min(int(pr_k_max or 2 * r), n - 1))
-                row["precision_recall_at_r"] = float(pr.precision[min(r, n - 1) - 1])
+                row.update(joint_smoothed_precision_error=scores["joint_smoothed_precision_error"],
+                           joint_smoothed_recall_error=scores["joint_smoothed_recall_error"])
+            if pr is not None:
+                row["precision_recall_at_r"] = scores["precision_recall_at_r"]
                 pr_curves.append((run, pr))
         rows.append(row)
     table = pd.DataFrame(rows)
