@@ -5,7 +5,7 @@ dense affinities of the exact methods (:mod:`.dense`) and LLE reconstruction wei
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import LazyNames
 
 #: Name -> the module of this package that defines it, imported on first use: the weight graphs and the
 #: normalisations declare their options (:mod:`cova.constraints`, which imports scikit-learn), and a score job,
@@ -52,9 +52,4 @@ _HOMES: dict[str, str] = {
 }
 
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str) -> object:
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = LazyNames(__name__, _HOMES).module_getattr

@@ -3,7 +3,7 @@ class-posterior mixture of NeRV Eq. 10 and its learning metric (:mod:`.posterior
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import LazyNames
 
 #: Name -> the module of this package that defines it, imported on first use: the confidences and prototype
 #: recipes declare their options (:mod:`cova.constraints`, which imports scikit-learn, as does the relation
@@ -49,9 +49,4 @@ _HOMES: dict[str, str] = {
 }
 
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str) -> object:
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = LazyNames(__name__, _HOMES).module_getattr

@@ -6,12 +6,12 @@ offline mirror sub-folder of their fetch source (``RAW_SOURCES`` / :func:`raw_so
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..lazy import LazyNames
 from .base import Dataset
 from .fetch import verify_manifest
 
@@ -25,22 +25,10 @@ _LOADER_MODULES: dict[str, str] = {
 }
 
 
-class _Loaders(Mapping[str, Callable[..., Dataset]]):
-    """Loader name -> loader function, importing a loader's module on first use: the loaders declare their options
-    (:mod:`cova.constraints`, which imports scikit-learn), and a job that only reads processed datasets (every score
-    job) should not pay for that import."""
-
-    def __getitem__(self, name: str) -> Callable[..., Dataset]:
-        return getattr(importlib.import_module(f"{__package__}.{_LOADER_MODULES[name]}"), name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_LOADER_MODULES)
-
-    def __len__(self) -> int:
-        return len(_LOADER_MODULES)
-
-
-LOADERS: Mapping[str, Callable[..., Dataset]] = _Loaders()
+#: Loader name -> loader function, importing a loader's module on first use: the loaders declare their options
+#: (:mod:`cova.constraints`, which imports scikit-learn), and a job that only reads processed datasets (every score
+#: job) should not pay for that import.
+LOADERS: Mapping[str, Callable[..., Dataset]] = LazyNames(__name__, _LOADER_MODULES)
 
 #: Loader name -> fetch source key of the raw files it reads (loaders absent here read no fetched files).
 #: ``mnist`` with a split that needs the training files uses ``mnist_train`` instead (see :func:`raw_source`).

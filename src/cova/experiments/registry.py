@@ -11,11 +11,11 @@ any job runs, :func:`render` splits the spec and calls the renderer.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..constraints import OptionError, check_options, parameter_constraints
+from ..lazy import LazyNames
 
 __all__ = ["COMMON_KEYS", "COMMON_DEFAULTS", "MODULES", "RENDERERS", "render", "renderer_options", "check_experiment"]
 
@@ -55,22 +55,9 @@ MODULES: dict[str, str] = {
 }
 
 
-class _Renderers(Mapping[str, Renderer]):
-    """Name -> renderer, importing a renderer's module on first use: an experiment job loads only its own
-    renderer's module (some of them import every method, and with them scikit-learn)."""
-
-    def __getitem__(self, name: str) -> Renderer:
-        module = importlib.import_module(f"{__package__}.{MODULES[name]}")
-        return getattr(module, name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(MODULES)
-
-    def __len__(self) -> int:
-        return len(MODULES)
-
-
-RENDERERS: Mapping[str, Renderer] = _Renderers()
+#: Name -> renderer, importing a renderer's module on first use: an experiment job loads only its own renderer's
+#: module (some of them import every method, and with them scikit-learn).
+RENDERERS: Mapping[str, Renderer] = LazyNames(__package__, MODULES)
 
 
 def renderer_options(name: str) -> Renderer:

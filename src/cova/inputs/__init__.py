@@ -52,8 +52,7 @@ Every sub-block declares its options beside the code that reads it (:mod:`cova.c
 """
 from __future__ import annotations
 
-import importlib
-
+from ..lazy import LazyNames
 from .types import COHORT_INPUTS, INPUT_FIELDS, Inputs, Relation, require_cohorts
 
 #: The builders and the block's declaration, imported on first use: they declare their options
@@ -65,9 +64,4 @@ _LAZY = {"INPUTS_BLOCK": "blocks", "block_kind": "blocks", "check_inputs_block":
          "subset_classes": "subsets"}
 
 __all__ = ["COHORT_INPUTS", "INPUT_FIELDS", "Inputs", "Relation", "require_cohorts", *_LAZY]
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = LazyNames(__name__, _LAZY).module_getattr
