@@ -23,8 +23,7 @@ import yaml
 from cova.config import Plan, resolve_overlay
 from cova.embedding import Embedding
 from cova.experiments.gaps import reading_experiments
-from cova.inputs import Inputs
-from cova.metrics.score import score_run
+from cova.metrics.score import score_files
 from snakemake_output import job_stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,8 +169,8 @@ def test_two_runs_give_identical_scores(first_run, tmp_path):
         assert one.extras.keys() == two.extras.keys(), target
         assert all(same(one.extras[k], two.extras[k]) for k in one.extras), target
         job = plan.method_jobs[entry]
-        inp = Inputs.load(second / f"data/processed/{dataset}.npz", second / plan.inputs_file(dataset, inputs))
-        scores = score_run(inp, two, **plan.run_metrics(dataset, plan.inputs_ids[inputs], job.method, job.params_id))
+        _, scores = score_files(second / f"data/processed/{dataset}.npz", second / plan.inputs_file(dataset, inputs),
+                                two, plan.run_metrics(dataset, plan.inputs_ids[inputs], job.method, job.params_id))
         recorded = json.loads((first_run / plan.run_file(dataset, inputs, entry, "scores.json")).read_text())
         assert all(same(v, recorded[k]) for k, v in scores.items()), (target, scores, recorded)
 

@@ -135,21 +135,13 @@ def cmd_embed(a: argparse.Namespace) -> None:
 
 def cmd_score(a: argparse.Namespace) -> None:
     from .embedding import Embedding
-    from .inputs import Inputs
     from .io import save_npz_atomic, write_text_atomic
-    from .metrics.score import score_run
+    from .metrics.score import score_files
 
-    inputs = Inputs.load(a.dataset, a.inputs)
     embedding = Embedding.load(a.embedding)
-    metrics = _json(a.metrics)
     t0 = time.perf_counter()
     per_point: dict[str, Any] = {}
-    truth = None
-    if metrics.get("nerv", {}).get("space") == "ground_truth":  # the NeRV measures' settings (the plan's)
-        from .datasets.base import Dataset
-
-        truth = Dataset.load(a.dataset).ground_truth
-    scores = score_run(inputs, embedding, **metrics, per_point=per_point, ground_truth=truth)
+    inputs, scores = score_files(a.dataset, a.inputs, embedding, _json(a.metrics), per_point)
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
     if a.per_point:
         save_npz_atomic(a.per_point, **per_point)

@@ -27,7 +27,7 @@ from ..inputs import Inputs
 from .cohort_graphs import original_graph
 from .registry import ScoreData, check_groups, evaluate, nan_scores
 
-__all__ = ["score_run"]
+__all__ = ["score_files", "score_run"]
 
 log = logging.getLogger("cova")
 
@@ -113,3 +113,17 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
     if train is not None:
         scores.update(n_train=int(train.sum()), n_test=int((~train).sum()))
     return scores
+
+
+def score_files(dataset: Any, inputs_file: Any, embedding: Embedding, metrics: dict[str, Any],
+                per_point: dict[str, np.ndarray] | None = None) -> tuple[Inputs, dict[str, Any]]:
+    """The score step on saved files: the inputs of ``dataset`` (a processed ``.npz``) and ``inputs_file``, and
+    the dataset's latent coordinates when the NeRV measures' settings ask for ``space: ground_truth``; ``metrics``
+    are the plan's settings of the run (:meth:`cova.config.Plan.run_metrics`). Returns the inputs and the scores."""
+    inputs = Inputs.load(dataset, inputs_file)
+    truth = None
+    if (metrics.get("nerv") or {}).get("space") == "ground_truth":
+        from ..datasets.base import Dataset
+
+        truth = Dataset.load(dataset).ground_truth
+    return inputs, score_run(inputs, embedding, **metrics, per_point=per_point, ground_truth=truth)
