@@ -10,9 +10,10 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from cova.config import Plan, read_config_file, resolve_overlay, validate_config
+from cova.config import SCORECARD_OUTPUTS, Plan, read_config_file, resolve_overlay, validate_config
 
 # config.yaml is the default: `--config key=value` alone changes it, a --configfile replaces it (an overlay such as
 # config/ci.yaml names config.yaml as its base). Reading it first makes a YAML error name the file and line.
@@ -56,6 +57,7 @@ include: "workflow/rules/benchmarks.smk"
 
 localrules:
     timing_plan,
+    claims,
 
 
 # The job server (cova.jobserver): local jobs run as children of one process that imported the package once.

@@ -220,6 +220,23 @@ def cmd_gaps(a: argparse.Namespace) -> None:
              len(experiments), int((table["cause"] == UNEXPLAINED).sum()))
 
 
+def cmd_scorecard(a: argparse.Namespace) -> None:
+    from .experiments.claims import VERDICTS
+    from .experiments.scorecard import write_scorecard
+
+    claims = json.loads(Path(a.claims).read_text(encoding="utf-8"))
+    card = write_scorecard(claims, a.csv, a.html, about=a.about)
+    counts = card["verdict"].value_counts()
+    log.info("%d claims: %s", len(card), ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS))
+
+
+def cmd_record(a: argparse.Namespace) -> None:
+    from .experiments.scorecard import write_record
+
+    write_record(a.scorecard, a.out, a.commit, a.date, a.config)
+    log.info("wrote %s", a.out)
+
+
 def cmd_fig1(a: argparse.Namespace) -> None:
     from .experiments.cova.fig1 import render_fig1
 
@@ -258,6 +275,10 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                    {}),
     "gaps": ("table of our numbers far from the papers' and their causes", cmd_gaps, ["experiments", "csv", "html"],
              {}),
+    "scorecard": ("every claim of the papers with its verdict on the experiment tables", cmd_scorecard,
+                  ["claims", "csv", "html"], {"about": ""}),
+    "record": ("the Markdown record of a scorecard (docs/reproduction.md)", cmd_record,
+               ["scorecard", "out", "commit", "date", "config"], {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
     "timings": ("per-rule and per-experiment time table and plot from the jobs' benchmark files", cmd_timings,

@@ -47,3 +47,14 @@ def write_json(path, obj):
     tmp.parent.mkdir(parents=True, exist_ok=True)
     tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)
+
+
+def git_commit():
+    """The commit the workflow runs from (``+dirty`` with uncommitted changes), for the reproduction record."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=workflow.basedir, capture_output=True, text=True).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")

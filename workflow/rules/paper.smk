@@ -100,3 +100,68 @@ rule paper_gaps:
     shell:
         "python -m cova --threads {threads} gaps --experiments {params.experiments:q} --csv {output.csv}"
         " --html {output.html} 2> {log}"
+
+
+rule claims:
+    output:
+        "results/paper/claims.json",
+    log:
+        "results/logs/paper/claims.log",
+    benchmark:
+        "results/benchmarks/jobs/claims.tsv"
+    params:
+        claims=PLAN.claims(),
+    run:
+        write_json(output[0], params.claims)
+
+
+rule scorecard:
+    input:
+        claims=rules.claims.output[0],
+        tables=PLAN.claim_tables(),
+    output:
+        csv=SCORECARD_OUTPUTS["csv"],
+        html=report(
+            SCORECARD_OUTPUTS["html"],
+            caption="../report/scorecard.rst",
+            category="Scorecard",
+            labels={"table": "every claim of the papers and its verdict"},
+        ),
+    log:
+        "results/logs/paper/scorecard.log",
+    benchmark:
+        "results/benchmarks/jobs/scorecard.tsv"
+    conda:
+        ENV
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        about=f"Configuration: {', '.join(workflow.configfiles) or 'config.yaml'}.",
+    shell:
+        "python -m cova --threads {threads} scorecard --claims {input.claims} --csv {output.csv}"
+        " --html {output.html} --about {params.about:q} 2> {log}"
+
+
+# The committed record of the paper-scale run (docs/reproduction.md): only from the full config.yaml, so that a
+# smaller configuration never overwrites it. `snakemake --cores 2 docs/reproduction.md`
+if not workflow.overwrite_configfiles:
+
+    rule reproduction_record:
+        input:
+            rules.scorecard.output.csv,
+        output:
+            "docs/reproduction.md",
+        log:
+            "results/logs/paper/reproduction_record.log",
+        conda:
+            ENV
+        resources:
+            mem_mb=500,
+            runtime=5,
+        params:
+            commit=lambda wc: git_commit(),
+            date=lambda wc: time.strftime("%Y-%m-%d"),
+        shell:
+            "python -m cova record --scorecard {input} --out {output} --commit {params.commit}"
+            " --date {params.date} --config config.yaml 2> {log}"

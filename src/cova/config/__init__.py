@@ -6,6 +6,7 @@ from .files import PROJECT_ROOT, SCHEMA_PATH, ConfigError, load_schema, read_con
 from .plan import (
     BENCHMARK_DIR,
     PAPER_GAPS_OUTPUTS,
+    SCORECARD_OUTPUTS,
     TIMINGS_OUTPUTS,
     MethodJob,
     Plan,
@@ -14,6 +15,6 @@ from .plan import (
     resolve_fallbacks,
 )
 
-__all__ = ["BENCHMARK_DIR", "COHORT_PARAMETERS", "ConfigError", "MethodJob", "PAPER_GAPS_OUTPUTS", "PROJECT_ROOT",
+__all__ = ["BENCHMARK_DIR", "COHORT_PARAMETERS", "ConfigError", "MethodJob", "PAPER_GAPS_OUTPUTS", "PROJECT_ROOT", "SCORECARD_OUTPUTS",
            "Plan", "SCHEMA_PATH", "TIMINGS_OUTPUTS", "check_config_file", "expand_grid", "known_cohort_count",
            "load_schema", "make_id", "read_config_file", "resolve_fallbacks", "resolve_overlay", "validate_config"]

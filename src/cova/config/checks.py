@@ -44,6 +44,7 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
 def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
     from ..constraints import OptionError, check_options
     from ..datasets import LOADERS
+    from ..experiments.claims import check_claims
     from ..experiments.reference import REFERENCE
     from ..experiments.registry import check_experiment
     from ..inputs import check_inputs_block
@@ -114,6 +115,10 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             check_experiment(name, e, experiment_context(config, e))
         except OptionError as err:
             raise ConfigError(str(err)) from None
+    try:
+        check_claims(experiments, config.get("paper", {}).get("excluded"))
+    except OptionError as err:
+        raise ConfigError(str(err)) from None
     fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
     if fig1:
         _ref(config, "datasets", fig1["dataset"], "paper.cova.fig1.dataset")

@@ -107,7 +107,8 @@ def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) 
         datasets: {sinusoid: {params: {n_samples: 300}}}
 
     Every other section is merged into the base: mappings key by key, at any depth; a list or a scalar replaces
-    the base's value; ``null`` removes the base's key. Then the excluded experiments are removed and, with
+    the base's value; ``null`` removes the base's key. Then the excluded experiments are removed (their paper,
+    reason and claims stay under ``paper.excluded``, so that the scorecard says why they are not tested) and, with
     ``prune``, every dataset, inputs block and method entry that no run, experiment or ``paper.cova.fig1`` uses
     (a dataset used stays with its ``fallback``). A base may itself be an overlay. Raises :class:`ConfigError`
     naming the key for a malformed overlay block, a missing base, ``null`` for a key the base lacks, or an
@@ -140,6 +141,9 @@ def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) 
         if name in configured:
             raise ConfigError(f"config key overlay.exclude_experiments.{name}: the overlay also configures "
                               f"paper.experiments.{name}; remove one of the two")
+        merged.setdefault("paper", {}).setdefault("excluded", {})[name] = {
+            "paper": experiments[name]["paper"], "reason": excluded[name],
+            "paper_data": experiments[name].get("paper_data", []), "claims": experiments[name].get("claims", [])}
         del experiments[name]
     if block.get("prune", False):
         _prune_unused(merged)

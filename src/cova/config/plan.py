@@ -66,6 +66,8 @@ def make_id(name: str, payload: Any) -> str:
 BENCHMARK_DIR = "results/benchmarks/jobs"
 #: The table of our numbers far from the papers' and their causes (rule ``paper_gaps``).
 PAPER_GAPS_OUTPUTS = {"csv": "results/tables/paper_gaps.csv", "html": "results/tables/paper_gaps.html"}
+#: Every claim of the papers with its verdict (rule ``scorecard``).
+SCORECARD_OUTPUTS = {"csv": "results/paper/scorecard.csv", "html": "results/paper/scorecard.html"}
 #: The per-rule / per-experiment time table of the whole run (rule ``timings``).
 TIMINGS_OUTPUTS = {"csv": "results/tables/timings.csv", "html": "results/tables/timings.html",
                    "png": "results/tables/timings.png"}
@@ -357,7 +359,7 @@ class Plan:
                          "embedding": self.run_file(dataset, inputs, entry, "embedding.npz"),
                          "scores": self.run_file(dataset, inputs, entry, "scores.json"),
                          "per_point": self.run_file(dataset, inputs, entry, "per_point.npz")})
-        return {**{k: v for k, v in e.items() if k != "runs"}, "name": name, "runs": runs}
+        return {**{k: v for k, v in e.items() if k not in ("runs", "claims")}, "name": name, "runs": runs}
 
     def experiment_inputs(self, name: str) -> list[str]:
         files: dict[str, None] = {}
@@ -391,6 +393,8 @@ class Plan:
             targets.extend(self.experiment_outputs(name).values())
         if self.reference_experiments():
             targets.extend(PAPER_GAPS_OUTPUTS.values())
+        if self.claims():
+            targets.extend(SCORECARD_OUTPUTS.values())
         return targets
 
     def reference_experiments(self) -> dict[str, dict[str, str]]:
@@ -400,6 +404,23 @@ class Plan:
 
         return {name: {"reference": e["reference"], "csv": self.experiment_outputs(name)["csv"]}
                 for name, e in self.experiments.items() if e.get("reference") in REFERENCE}
+
+    def claims(self) -> list[dict[str, Any]]:
+        """Every claim of the experiments (:func:`cova.experiments.claims.check_claims`), each with what the
+        scorecard reads: its experiment's table (``csv``; ``None`` for an experiment the config excludes), the
+        ``reference`` of the paper's numbers and the ``fallbacks`` in effect."""
+        from ..experiments.claims import check_claims
+
+        out = []
+        for claim in check_claims(self.experiments, self.config.get("paper", {}).get("excluded")):
+            e = self.experiments.get(claim["experiment"])
+            out.append({**claim, "csv": self.experiment_outputs(claim["experiment"])["csv"] if e else None,
+                        "reference": (e or {}).get("reference"), "fallbacks": (e or {}).get("fallbacks", {})})
+        return out
+
+    def claim_tables(self) -> list[str]:
+        """The experiment tables the scorecard reads."""
+        return sorted({c["csv"] for c in self.claims() if c["csv"]})
 
     def all_targets(self, timings: bool = True) -> list[str]:
         """Everything ``snakemake all`` builds; with ``timings`` also the per-rule time table, which reads the

@@ -22,10 +22,11 @@ __all__ = ["COMMON_KEYS", "COMMON_DEFAULTS", "MODULES", "RENDERERS", "render", "
 #: The keys every experiment block (or spec) may hold whatever its renderer: which paper and renderer, the runs,
 #: the texts (``title``, ``caption``, ``notes``), ``reference`` (the key of the paper's printed numbers in
 #: :data:`cova.experiments.reference.REFERENCE`), the job's ``resources``, the ``fallbacks`` the plan resolved
-#: (:func:`cova.config.resolve_fallbacks`) and, in a spec, the experiment's ``name``. Every other key is an option
+#: (:func:`cova.config.resolve_fallbacks`), the ``claims`` it tests and its ``paper_data`` (:mod:`.claims`; the
+#: scorecard's, not given to the renderer) and, in a spec, the experiment's ``name``. Every other key is an option
 #: of the renderer.
 COMMON_KEYS = frozenset({"paper", "renderer", "runs", "title", "caption", "notes", "reference", "resources",
-                         "fallbacks", "name"})
+                         "fallbacks", "name", "claims", "paper_data"})
 
 #: The defaults of the optional common keys, filled into every spec before its renderer sees it, so that no renderer
 #: spells a default of its own (``title`` None: the experiment's name).
