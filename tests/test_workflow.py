@@ -22,6 +22,7 @@ import yaml
 
 from cova.config import Plan, resolve_overlay
 from cova.embedding import Embedding
+from cova.experiments.claims import VERDICTS
 from cova.experiments.gaps import reading_experiments
 from cova.metrics.score import score_files
 from snakemake_output import job_stats
@@ -83,6 +84,14 @@ def test_outputs_exist(first_run):
     assert degenerate and all(",nan," in line or line.endswith(",nan") for line in degenerate)
     assert len(list(first_run.glob("results/*/*/*/*/scatter.png"))) == len(table) - 1
     assert list(first_run.glob("results/**/.*.npz")) == []  # no temporary file left behind
+    # every claim of the config (the excluded experiments' too) has a verdict, every "not testable" its reason
+    card = pd.read_csv(first_run / "results/paper/scorecard.csv", keep_default_na=False)
+    assert list(card["claim_id"]) == [c["id"] for c in plan.claims()] and len(card) >= 200
+    assert set(card["verdict"]) <= set(VERDICTS) and "holds" in set(card["verdict"])
+    assert (card.loc[card["verdict"] == "not testable here", "detail"] != "").all()
+    counts = card["paper"].value_counts()
+    assert (counts["cova"] >= 90 and counts["nerv"] >= 40 and counts["dosnes"] >= 12
+            and counts["coembedding"] >= 25 and counts["featmap"] >= 20), counts
     # every number flagged in an experiment's table is in the gap table, with a cause or "unexplained"
     gaps = pd.read_csv(first_run / "results/tables/paper_gaps.csv")
     flagged = 0
@@ -185,8 +194,10 @@ def test_changing_a_parameter_reruns_only_its_dependents(first_run):
     runs_with_e1 = sum(entry == "e1_a0.1" for _, _, entry in plan.runs())
     rerun = [n for n in plan.experiments if any(e == "e1_a0.1" for _, _, e in plan.experiment_runs(n))]
     gaps = {"paper_gaps": 1} if set(rerun) & set(plan.reference_experiments()) else {}
+    tables = {plan.experiment_outputs(n)["csv"] for n in rerun}
+    card = {"scorecard": 1} if tables & set(plan.claim_tables()) else {}
     assert jobs == {"embed": runs_with_e1, "score": runs_with_e1, "scores_table": 1, "cova_fig1": 1,
-                    "experiment": len(rerun), "timings": 1, "timing_plan": 1, "all": 1, **gaps}
+                    "experiment": len(rerun), "timings": 1, "timing_plan": 1, "all": 1, **gaps, **card}
 
 
 def test_report_holds_every_figure_and_table(first_run):
@@ -197,6 +208,7 @@ def test_report_holds_every_figure_and_table(first_run):
     assert html.count("scatter.png") >= 1
     assert "timings.png" in html and "timings.html" in html
     assert "paper_gaps.html" in html
+    assert "scorecard.html" in html
 
 
 def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):

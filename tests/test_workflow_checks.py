@@ -25,6 +25,7 @@ def test_dry_run_lists_the_dag(tmp_path):
     assert jobs["embed"] == n_runs and jobs["score"] == n_runs and "scatter" not in jobs  # score draws it
     assert jobs["cova_fig1"] == 1 and jobs["scores_table"] == 1 and jobs["timings"] == 1
     assert jobs["paper_gaps"] == 1 and plan.reference_experiments()  # the CI config compares with the papers
+    assert jobs["claims"] == 1 and jobs["scorecard"] == 1 and plan.claims()  # and checks their claims
 
 
 def test_lint_reports_nothing(tmp_path):

@@ -1,0 +1,241 @@
+"""Claims as data (cova.experiments.claims) and the scorecard (cova.experiments.scorecard): every predicate kind
+flips its verdict when the table is perturbed so that its statement stops being true, the verdicts combine parts as
+documented, bad claims are refused naming the key, and the committed record names only claims that still exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy.stats import spearmanr, ttest_rel
+
+from cova.config import ConfigError, Plan, read_config_file, resolve_overlay, validate_config
+from cova.constraints import OptionError, check_options
+from cova.experiments.claims import TESTS, VERDICTS, Part, check_claims, evaluate, verdict
+from cova.experiments.scorecard import COLUMNS, scorecard, write_record, write_scorecard
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _claim(**options):
+    return check_options(TESTS, {"id": "cova:t:x", "figure": "Fig. 0", "claim": "a claim", **options}, "claim")
+
+
+def _verdict(claim, table):
+    return verdict(claim, evaluate(claim, table)).verdict
+
+
+def _methods(values: dict[str, list[float]], **extra) -> pd.DataFrame:
+    rows = [{"dataset": "d", "method": m, "status": "ok", "s": v, **{k: e[i] for k, e in extra.items()}}
+            for m, vs in values.items() for i, v in enumerate(vs)]
+    return pd.DataFrame(rows)
+
+
+def _folds(a: list[float], b: list[float]) -> pd.DataFrame:
+    return pd.DataFrame([{"dataset": "d", "inputs": f"f{i}", "method": m, "status": "ok", "s": v}
+                         for m, vs in (("a", a), ("b", b)) for i, v in enumerate(vs)])
+
+
+# Each predicate kind: (claim options, a table where the claim holds, the same table perturbed so that it does not)
+CASES = {
+    "value": ({"test": "value", "scores": ["s"], "tol": 10},
+              pd.DataFrame({"dataset": ["d"], "method": ["a"], "status": ["ok"], "s": [0.52], "paper_s": [50.0]}),
+              pd.DataFrame({"dataset": ["d"], "method": ["a"], "status": ["ok"], "s": [0.75], "paper_s": [50.0]})),
+    "order": ({"test": "order", "order": ["a", "b", "c"], "score": "s"},
+              _methods({"a": [0.9, 0.8], "b": [0.6], "c": [0.2]}),
+              _methods({"a": [0.1, 0.2], "b": [0.6], "c": [0.7]})),
+    "best": ({"test": "best", "winner": "b", "score": "s", "higher": False},
+             _methods({"a": [0.9], "b": [0.1], "c": [0.3]}),
+             _methods({"a": [0.9], "b": [0.4], "c": [0.3]})),
+    "trend": ({"test": "trend", "x": "alpha", "score": "s", "sign": -1},
+              _methods({"a": [0.9, 0.7, 0.4]}, alpha=[0.1, 0.5, 0.9]),
+              _methods({"a": [0.4, 0.7, 0.9]}, alpha=[0.1, 0.5, 0.9])),
+    "comparable": ({"test": "comparable", "a": "a", "b": "b", "score": "s", "tol": 5},
+                   _methods({"a": [0.80], "b": [0.78]}),
+                   _methods({"a": [0.80], "b": [0.70]})),
+    "bound": ({"test": "bound", "score": "s", "below": 20, "where": {"method": "a"}},
+              _methods({"a": [0.10, 0.12], "b": [0.9]}),
+              _methods({"a": [0.10, 0.40], "b": [0.9]})),
+    "paired": ({"test": "paired", "a": "a", "b": "b", "score": "s", "pair": "inputs", "higher": False},
+               _folds([0.10, 0.12, 0.11, 0.09, 0.10], [0.20, 0.21, 0.19, 0.22, 0.20]),
+               _folds([0.10, 0.30, 0.11, 0.29, 0.10], [0.20, 0.21, 0.19, 0.22, 0.20])),
+}
+
+
+def test_every_predicate_kind_has_a_flip_case():
+    assert set(CASES) == set(TESTS) - {"not_testable"}
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_perturbing_the_table_flips_the_verdict(kind):
+    options, holds, fails = CASES[kind]
+    claim = _claim(**options)
+    assert _verdict(claim, holds) == "holds"
+    assert _verdict(claim, fails) == "does not hold"
+
+
+def test_order_fails_when_every_pair_is_reversed_and_names_the_failing_pairs():
+    claim = _claim(test="order", order=["a", "b", "c"], score="s")
+    assert _verdict(claim, _methods({"a": [0.1], "b": [0.5], "c": [0.9]})) == "does not hold"
+    v = verdict(claim, evaluate(claim, _methods({"a": [0.9], "b": [0.3], "c": [0.5]})))
+    assert v.verdict == "partly" and v.detail == "does not hold for b > c"
+
+
+def test_trend_agrees_with_scipy_and_monotone_is_stricter():
+    table = _methods({"a": [0.9, 0.5, 0.6, 0.2]}, alpha=[0.1, 0.3, 0.6, 0.9])
+    parts = evaluate(_claim(test="trend", x="alpha", score="s", sign=-1), table)
+    rho = spearmanr(table["alpha"], table["s"]).statistic
+    assert parts[0].holds and f"rho {rho:.2f}" in parts[0].ours
+    assert _verdict(_claim(test="trend", x="alpha", score="s", sign=-1, monotone=True), table) == "does not hold"
+
+
+def test_paired_test_matches_scipy_and_needs_the_better_mean():
+    a, b = [0.10, 0.14, 0.11, 0.13], [0.12, 0.15, 0.14, 0.15]
+    p = ttest_rel(a, b).pvalue
+    part = evaluate(_claim(test="paired", a="a", b="b", score="s", pair="inputs", higher=False), _folds(a, b))[0]
+    assert part.holds == (p < 0.05) and f"p = {p:.3g}" in part.ours
+    # the same p-value with A worse: does not hold
+    assert not evaluate(_claim(test="paired", a="a", b="b", score="s", pair="inputs"), _folds(a, b))[0].holds
+
+
+def test_per_groups_give_parts_and_most_needs_more_than_half():
+    table = pd.concat([_methods({"a": [0.9], "b": [0.1]}).assign(dataset=d) for d in ("x", "y", "z")]
+                      + [_methods({"a": [0.1], "b": [0.9]}).assign(dataset="w")])
+    claim = _claim(test="order", order=["a", "b"], score="s", per=["dataset"])
+    v = verdict(claim, evaluate(claim, table))
+    assert v.verdict == "partly" and "dataset = w" in v.detail
+    assert _verdict(_claim(test="order", order=["a", "b"], score="s", per=["dataset"], most=True), table) == "holds"
+    half = table[table["dataset"].isin(["x", "w"])]
+    assert _verdict(_claim(test="order", order=["a", "b"], score="s", per=["dataset"], most=True), half) == "partly"
+
+
+def test_rows_that_failed_or_are_missing_make_a_claim_not_testable():
+    claim = _claim(test="order", order=["a", "b"], score="s")
+    table = _methods({"a": [0.9], "b": [0.1]})
+    table.loc[table["method"] == "b", "status"] = "degenerate"
+    assert _verdict(claim, table) == "not testable here"
+    assert _verdict(_claim(test="order", order=["a", "b"], score="missing"), table) == "not testable here"
+    assert verdict(_claim(test="not_testable", reason="no data"), []).detail == "no data"
+
+
+def test_where_selects_rows_with_numbers_compared_by_value():
+    table = _methods({"a": [0.9, 0.1]}, alpha=[0.1, 0.30000000000000004])
+    claim = _claim(test="bound", score="s", above=50, where={"alpha": 0.1})
+    assert _verdict(claim, table) == "holds"
+    assert _verdict({**claim, "where": {"alpha": [0.3]}}, table) == "does not hold"
+
+
+@pytest.mark.parametrize("options, key, words", [
+    ({"test": "bound", "score": "s"}, "claim.above", "exactly one"),
+    ({"test": "trend", "x": "a", "score": "s", "sign": 2}, "claim.sign", "allowed"),
+    ({"test": "order", "order": ["a"], "score": "s"}, "claim.order", "at least 2"),
+    ({"test": "order", "order": ["a", "a"], "score": "s"}, "claim.order", "twice"),
+    ({"test": "frobnicate"}, "claim.test", "allowed values"),
+    ({"test": "best", "winner": "a"}, "claim.score", "required"),
+])
+def test_bad_claims_are_refused_naming_the_key(options, key, words):
+    with pytest.raises(OptionError) as err:
+        _claim(**options)
+    assert err.value.key == key and words in str(err.value)
+
+
+def test_claim_ids_are_unique_and_start_with_their_paper():
+    claim = {"id": "cova:t:x", "figure": "F", "claim": "c", "test": "not_testable", "reason": "r"}
+    with pytest.raises(OptionError, match="same id"):
+        check_claims({"e1": {"paper": "cova", "claims": [claim]}, "e2": {"paper": "cova", "claims": [claim]}})
+    with pytest.raises(OptionError, match="starts with its paper"):
+        check_claims({"e1": {"paper": "nerv", "claims": [claim]}})
+
+
+def test_overlay_keeps_the_claims_of_excluded_experiments(tmp_path):
+    base = read_config_file(ROOT / "config.yaml")
+    name = next(n for n, e in base["paper"]["experiments"].items() if e["paper"] == "cova")
+    base["paper"]["experiments"][name]["claims"] = [
+        {"id": "cova:t:x", "figure": "F", "claim": "c", "test": "bound", "score": "s_n", "above": 50}]
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    overlay = {"overlay": {"base": str(tmp_path / "base.yaml"), "exclude_experiments": {name: "not today"}}}
+    config = resolve_overlay(overlay, ROOT)
+    validate_config(config)
+    claims = [c for c in Plan(config).claims() if c["experiment"] == name]
+    assert claims and all(c["csv"] is None and c["excluded"] == "not today" for c in claims)
+    card = scorecard(claims)
+    assert set(card["verdict"]) == {"not testable here"} and card["detail"].str.contains("not today").all()
+
+
+def test_scorecard_rows_causes_and_record(tmp_path):
+    csv = tmp_path / "t.csv"
+    _methods({"a": [0.9], "b": [0.1]}).to_csv(csv, index=False)
+    claims = [{**_claim(test="order", order=["a", "b"], score="s"), "id": "cova:t:holds"},
+              {**_claim(test="order", order=["b", "a"], score="s"), "id": "cova:t:fails"},
+              {**_claim(test="order", order=["b", "a"], score="s", cause="measured cause", evidence="a test"),
+               "id": "cova:t:fails-with-cause"},
+              {**_claim(test="not_testable", reason="data not offline"), "id": "cova:t:untestable"}]
+    claims = [{**c, "experiment": "t", "paper": "cova", "csv": str(csv), "paper_data": ["d"]} for c in claims]
+    card = write_scorecard(claims, tmp_path / "s.csv", tmp_path / "s.html", about="<b>x</b>")
+    assert list(card.columns) == COLUMNS and set(card["verdict"]) <= set(VERDICTS)
+    assert list(card["verdict"]) == ["holds", "does not hold", "does not hold", "not testable here"]
+    assert list(card["cause"]) == ["", "unexplained", "measured cause", ""]
+    assert card["data"].iloc[0] == "paper's: d"
+    page = (tmp_path / "s.html").read_text()
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page  # config text reaches HTML escaped
+    text = write_record(tmp_path / "s.csv", tmp_path / "r.md", "abc1234", "2026-11-28", "config.yaml")
+    assert "`abc1234`" in text and "| COVA | 4 | 1 | 0 | 2 | 1 |" in text
+    changed = card.assign(verdict=["does not hold", *card["verdict"][1:]])
+    changed.to_csv(tmp_path / "s.csv", index=False)
+    text = write_record(tmp_path / "s.csv", tmp_path / "r.md", "abc1235", "2026-11-29", "config.yaml")
+    assert "- `cova:t:holds`: holds → does not hold" in text
+
+
+def test_part_names_carry_the_group():
+    parts = evaluate(_claim(test="best", winner="a", score="s", per=["dataset"]),
+                     _methods({"a": [0.9], "b": [0.1]}))
+    assert parts == [Part("dataset = d: a best", True, "a 90, next b 10")]
+
+
+def test_config_claims_are_valid_and_the_record_names_only_existing_claims():
+    plan = Plan(read_config_file(ROOT / "config.yaml"))
+    ids = {c["id"] for c in plan.claims()}
+    record = ROOT / "docs" / "reproduction.md"
+    if record.is_file():
+        named = set(re.findall(r"^\| `([^`]+)` \|", record.read_text(encoding="utf-8"), flags=re.M))
+        assert named and named <= ids, sorted(named - ids)
+
+
+#: A reference to the papers' figures, tables, sections, equations or appendices ("Fig. H.14", "Figs. 4-7").
+_REFERENCE = re.compile(r"\b(?:Figs?|Tables?|Secs?|Eqs?|App|Appendix|Supp)\.?\s*[A-Z]?\.?\d+(?:\.\d+)*"
+                        r"(?:\s*(?:-|–|,|and)\s*[A-Z]?\.?\d+(?:\.\d+)*)*")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*")
+
+
+def test_notes_hold_no_number_the_dag_does_not_compute():
+    """Our choice: a note keeps the reading and the reasons, and its numbers are settings the experiment states
+    (its title or caption) or references to the paper's figures and sections; measured numbers live in the tables
+    and the scorecard."""
+    config = read_config_file(ROOT / "config.yaml")
+    offending = {}
+    for name, e in config["paper"]["experiments"].items():
+        stated = set(_NUMBER.findall(f"{e.get('title', '')} {e.get('caption', '')}"))
+        numbers = set(_NUMBER.findall(_REFERENCE.sub(" ", e.get("notes", "")))) - stated
+        if numbers:
+            offending[name] = sorted(numbers)
+    assert not offending, offending
+
+
+def test_config_rejects_a_bad_claim_before_any_job(tmp_path):
+    config = read_config_file(ROOT / "config.yaml")
+    name = next(iter(config["paper"]["experiments"]))
+    config["paper"]["experiments"][name]["claims"] = [{"id": "cova:x:y", "figure": "F", "claim": "c",
+                                                       "test": "trend", "x": "alpha", "score": "s_n", "sign": 0}]
+    with pytest.raises(ConfigError, match=rf"paper\.experiments\.{name}\.claims\[0\]\.sign"):
+        validate_config(config)
+
+
+def test_scale_one_compares_raw_units():
+    table = _methods({"a": [3.0], "b": [5.0]})
+    claim = _claim(test="bound", score="s", below=4, scale=1, where={"method": "a"})
+    assert _verdict(claim, table) == "holds"
+    assert np.isclose(float(evaluate(claim, table)[0].ours.split()[-1]), 3.0)
