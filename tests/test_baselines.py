@@ -15,7 +15,8 @@ from sklearn.manifold import SpectralEmbedding
 from cova.affinity import conditional_probabilities, gaussian_perplexity, supervised_shrink
 from cova.affinity.dense import conditional_affinities
 from cova.inputs import Inputs
-from cova.methods.baselines.ldmgi import LDMGI, ldmgi_matrix, local_matrices
+from cova.affinity.ldmgi import ldmgi_matrix, ldmgi_matrix_from_distances, local_matrices
+from cova.methods.baselines.ldmgi import LDMGI
 from cova.methods.baselines.mcml import MCML, mcml_objective, target_distribution
 from cova.methods.baselines.mma import MMA, mma_objective
 from cova.methods.baselines.sklearn_baselines import LDA, LLE, NCA, UMAP, Isomap
@@ -355,6 +356,18 @@ def test_ldmgi_matrix_properties_and_local_form():
     H = np.eye(k) - np.ones((k, k)) / k
     Li = H @ np.linalg.inv(H @ Xi.T @ Xi @ H + lam * np.eye(k)) @ H
     np.testing.assert_allclose(local_matrices(X, clique[None], lam)[0], Li, rtol=1e-10, atol=1e-14)
+
+
+def test_ldmgi_matrix_from_distances_equals_the_matrix_of_the_points():
+    """The distance form (cliques from D, Gram matrices by classical scaling) is the points' matrix: LDMGI's L_i
+    depends on a clique only through its centred Gram matrix."""
+    from scipy.spatial.distance import cdist
+
+    X = np.random.default_rng(5).normal(size=(50, 4))
+    np.testing.assert_allclose(ldmgi_matrix_from_distances(cdist(X, X), 5, 0.7).toarray(),
+                               ldmgi_matrix(X, 5, 0.7).toarray(), atol=1e-10)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        ldmgi_matrix_from_distances(cdist(X, X), 1)
 
 
 def test_ldmgi_separates_blobs_and_solvers_agree():

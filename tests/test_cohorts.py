@@ -817,6 +817,21 @@ def test_loe_prototypes_keep_the_neighbour_order_of_a_circle():
     assert P.shape == (12, 2) and np.sqrt(np.mean(np.sum(P ** 2, axis=1))) == pytest.approx(3.0)
 
 
+def test_ldmgi_prototypes_keep_the_neighbour_order_of_a_circle():
+    """12 points on a circle: LDMGI's two smallest non-trivial eigenvectors of the cohorts' cliques (each with its 2
+    nearest) draw the circle again, so the prototypes' 2-NN graph is the input's; from a similarity too."""
+    from cova.affinity.graphs import knn_graph
+    from cova.cohorts.prototypes import ldmgi_prototypes
+
+    t = 2 * np.pi * np.arange(12) / 12
+    D = _pairwise(np.c_[np.cos(t), np.sin(t)])
+    Y = ldmgi_prototypes(D, kind="distance")
+    np.testing.assert_array_equal(knn_graph(_pairwise(Y), 2), knn_graph(D, 2))
+    np.testing.assert_array_equal(knn_graph(_pairwise(ldmgi_prototypes(D.max() - D)), 2), knn_graph(D, 2))
+    P = make_prototypes("ldmgi", X=np.c_[np.cos(t), np.sin(t)], labels=np.arange(12), proximity="centres")
+    assert P.shape == (12, 2) and np.sqrt(np.mean(np.sum(P ** 2, axis=1))) == pytest.approx(3.0)
+
+
 # ---------------------------------------------------------------------------------------------------- SPE (H.7)
 
 def _spe_value_by_interior_point(triples: np.ndarray, n: int, C: float = 1e3) -> float:

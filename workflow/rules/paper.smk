@@ -137,7 +137,8 @@ rule scorecard:
         mem_mb=1000,
         runtime=5,
     params:
-        about=f"Configuration: {', '.join(workflow.configfiles) or 'config.yaml'}.",
+        about="Configuration: "
+        + (", ".join(os.path.relpath(f, workflow.basedir) for f in workflow.configfiles) or "config.yaml"),
     shell:
         "python -m cova --threads {threads} scorecard --claims {input.claims} --csv {output.csv}"
         " --html {output.html} --about {params.about:q} 2> {log}"

@@ -28,80 +28,13 @@ across data sets only after a common scaling.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import eigsh
 
-from ...affinity.knn import nearest_neighbors
+from ...affinity.ldmgi import ldmgi_embedding, ldmgi_matrix
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
 from ...inputs import Inputs
 from ..base import Embedder
 
-__all__ = ["LDMGI", "ldmgi_matrix", "local_matrices"]
-
-# Work in blocks of cliques so that the (b, k, d) tensor stays ≈ 2**22 numbers.
-_BLOCK_ELEMENTS: int = 1 << 22
-
-
-def local_matrices(X: np.ndarray, cliques: np.ndarray, lam: float) -> np.ndarray:
-    """L_i = H_k (H_k X_iᵀ X_i H_k + λI)⁻¹ H_k for every clique (rows of ``cliques``, (l, k) indices); returns
-    (l, k, k). Computed in blocks; H_k X_iᵀX_i H_k is the Gram matrix of the clique's centred points."""
-    X = np.asarray(X, dtype=np.float64)
-    l, k = cliques.shape
-    d = X.shape[1]
-    H = np.eye(k) - 1.0 / k
-    out = np.empty((l, k, k), dtype=np.float64)
-    b = max(1, _BLOCK_ELEMENTS // (k * d))
-    eye = lam * np.eye(k)
-    for s in range(0, l, b):  # blocks of cliques
-        e = min(s + b, l)
-        Xi = X[cliques[s:e]]  # (b, k, d): clique members as rows, i.e. X_iᵀ
-        Xi = Xi - Xi.mean(axis=1, keepdims=True)  # H_k X_iᵀ
-        G = Xi @ Xi.transpose(0, 2, 1)  # H_k X_iᵀ X_i H_k
-        G += eye
-        inv = np.linalg.inv(G)
-        Li = H @ inv @ H
-        out[s:e] = 0.5 * (Li + Li.transpose(0, 2, 1))
-    return out
-
-
-def ldmgi_matrix(X: np.ndarray, n_neighbors: int = 10, lam: float = 1.0, *, random_state: int = 0) -> sp.csr_matrix:
-    """The LDMGI matrix L = Σ_i S_i L_i S_iᵀ (sparse CSR, symmetric PSD, L1 = 0) with cliques of size
-    k = ``n_neighbors`` (x_i and its k − 1 nearest neighbours, exact search) and regulariser λ = ``lam``."""
-    X = np.asarray(X, dtype=np.float64)
-    l = X.shape[0]
-    k = int(n_neighbors)
-    if k != n_neighbors or not 2 <= k <= l:
-        raise ValueError(f"n_neighbors (clique size k) must be an integer in [2, l = {l}], got {n_neighbors!r}")
-    lam = float(lam)
-    if not (np.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam (λ) must be finite and > 0, got {lam}")
-    ind, _ = nearest_neighbors(X, k - 1, method="exact", random_state=random_state)
-    cliques = np.concatenate([np.arange(l)[:, None], ind], axis=1)
-    Li = local_matrices(X, cliques, lam)
-    rows = np.repeat(cliques, k, axis=1).ravel()  # (i, a, b) -> cliques[i, a]
-    cols = np.tile(cliques, (1, k)).ravel()  # (i, a, b) -> cliques[i, b]
-    L = sp.csr_matrix((Li.ravel(), (rows, cols)), shape=(l, l))  # duplicates are summed
-    L = (0.5 * (L + L.T)).tocsr()
-    L.sum_duplicates()
-    L.sort_indices()
-    return L
-
-
-def _drop_constant(L: sp.spmatrix, V: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` non-trivial directions of span(V), V the n + 1 smallest eigenvectors of L (L1 = 0, so the constant
-    vector lies in that span): project out 1/√l, keep the n leading left singular vectors of the remainder, and
-    rotate them to the eigenvectors of the projected L (Rayleigh–Ritz), ascending. For a connected graph this is
-    exactly eigenvectors 2..n+1; for a disconnected one (several zero eigenvalues) it picks, among the null-space
-    directions, the one orthogonal to 1 -- unique up to sign for two components -- instead of whatever basis the
-    eigen-solver returned."""
-    l = V.shape[0]
-    c = np.full(l, 1.0 / np.sqrt(l))
-    Vp = V - np.outer(c, c @ V)
-    U = np.linalg.svd(Vp, full_matrices=False)[0][:, :n]
-    T = U.T @ (L @ U)
-    _, R = np.linalg.eigh(0.5 * (T + T.T))
-    return U @ R
-
+__all__ = ["LDMGI"]
 
 class LDMGI(Embedder):
     """LDMGI embedding (module docstring).
@@ -141,22 +74,8 @@ class LDMGI(Embedder):
         if n + 1 >= l:
             raise ValueError(f"n_components + 1 must be < l = {l}")
         L = ldmgi_matrix(X, self.n_neighbors, self.lam, random_state=self.random_state)
-        solver = self.eigen_solver
-        if solver == "auto":
-            solver = "dense" if l <= 2000 else "arpack"
-        if solver == "dense":
-            w, V = np.linalg.eigh(L.toarray())
-            w, V = w[: n + 1], V[:, : n + 1]
-        else:
-            sigma = -1e-3 * float(L.diagonal().mean())
-            v0 = np.random.default_rng(int(self.random_state)).uniform(-1.0, 1.0, l)
-            w, V = eigsh(L.tocsc(), k=n + 1, sigma=sigma, which="LM", v0=v0)
-            order = np.argsort(w)
-            w, V = w[order], V[:, order]
-        Z = _drop_constant(L, V, n)
-        signs = np.sign(Z[np.argmax(np.abs(Z), axis=0), np.arange(n)])
-        signs[signs == 0] = 1.0
+        Z, w = ldmgi_embedding(L, n, self.eigen_solver, self.random_state)
         self.laplacian_ = L
         self.eigenvalues_ = w
-        self.embedding_ = np.ascontiguousarray(Z * signs)
+        self.embedding_ = Z
         return self
