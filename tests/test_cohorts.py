@@ -551,7 +551,7 @@ def test_make_prototypes_dispatch():
     Dp = np.sqrt(((outs["mds"][:, None] - outs["mds"][None]) ** 2).sum(-1))
     np.testing.assert_allclose(Dp / Dp.max(), Dm / Dm.max(), atol=1e-10)
     with pytest.raises(ValueError, match=r"'kind' parameter of make_prototypes must be a str among \{'given', "
-                                         r"'laplacian', 'loe', 'mds', 'means', 'ring', 'sne', 'spe', 'tsne'\}"):
+                                         r"'laplacian', 'ldmgi', 'loe', 'mds', 'means', 'ring', 'sne', 'spe', 'tsne'\}"):
         make_prototypes("kma", X=X, labels=y)
     with pytest.raises(ValueError, match="given"):
         make_prototypes("given", labels=y, given=np.zeros((c + 1, 2)))
