@@ -87,15 +87,18 @@ def _value_of(means: pd.Series, key: Any) -> float:
 # --- the predicate kinds -------------------------------------------------------------------------------------
 
 
-@declare({"scores": [ListOf([str])], "tol": _POINTS}, check_calls=False)
-def value(rows: pd.DataFrame, *, scores: list[str], tol: float = DEVIATION_POINTS, scale: float = 100.0) -> list[Part]:
+@declare({"scores": [ListOf([str])], "tol": _POINTS, "paper_column": NON_EMPTY_STR + [None]}, check_calls=False)
+def value(rows: pd.DataFrame, *, scores: list[str], tol: float = DEVIATION_POINTS, paper_column: str | None = None,
+          scale: float = 100.0) -> list[Part]:
     """A printed number: every selected cell of ``scores`` within ``tol`` points of the paper's value (the
-    table's ``paper_<score>`` column, which the experiment's ``reference`` fills). One part per row and score."""
+    table's ``paper_<score>`` column, which the experiment's ``reference`` fills, or ``paper_column`` where a
+    renderer writes the paper's numbers in a column of their own, in the units of ``scale`` × ours). One part
+    per row and score."""
     parts = []
     for _, row in rows.iterrows():
-        name = " ".join(str(row[c]) for c in ("dataset", "method_entry") if c in row)
+        name = " ".join(str(row[c]) for c in ("dataset", "method_entry", "quantity") if c in row)
         for s in scores:
-            ours, paper = float(row.get(s, np.nan)), float(row.get(f"paper_{s}", np.nan))
+            ours, paper = float(row.get(s, np.nan)), float(row.get(paper_column or f"paper_{s}", np.nan))
             ok = bool(abs(ours * scale - paper) <= tol) if np.isfinite(ours) and np.isfinite(paper) else None
             parts.append(Part(f"{name} {s}", ok, f"{s} {_f(ours, scale)}",
                               f"{s} {paper:g}" if np.isfinite(paper) else ""))
