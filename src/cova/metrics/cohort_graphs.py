@@ -22,8 +22,9 @@ __all__ = ["REFERENCE_GRAPHS", "original_graph", "reference_graph", "link_counts
 
 #: Reference cohort graphs: ``raw_centroid_cosine``: the κ most cosine-similar cohort centres in the dataset's raw
 #: X (Cora's word space, COVA H.3; Table 2's "original space"); ``centroid_cosine``: the same in the inputs'
-#: (transformed) X; ``prototypes``: the κ-NN graph of the prototypes Υ (Fig. 9; the graph S_c^(r) compares with).
-REFERENCE_GRAPHS: tuple[str, ...] = ("raw_centroid_cosine", "centroid_cosine", "prototypes")
+#: (transformed) X; ``prototypes``: the κ-NN graph of the prototypes Υ (Fig. 9; the graph S_c^(r) compares with);
+#: ``original``: the κ-NN graph of the Eq. 6 cohort similarity of W (:func:`original_graph`, Fig. 3, H.7).
+REFERENCE_GRAPHS: tuple[str, ...] = ("raw_centroid_cosine", "centroid_cosine", "prototypes", "original")
 
 LINK_KEYS = ("tp", "fp", "fn", "n_reference_links", "n_shown_links", "link_recall", "link_precision")
 
@@ -47,6 +48,8 @@ def reference_graph(kind: str, inputs: Inputs, raw_X: np.ndarray | None, kappa: 
         return cluster_graph(raw_X, inputs.labels, c, kappa) > 0
     if kind == "centroid_cosine":
         return cluster_graph(inputs.X, inputs.labels, c, kappa) > 0
+    if kind == "original":
+        return original_graph(inputs, kappa)
     raise ValueError(f"reference must be one of {list(REFERENCE_GRAPHS)}, got {kind!r}")
 
 
