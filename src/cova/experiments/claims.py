@@ -174,6 +174,25 @@ def comparable(rows: pd.DataFrame, *, a: Any, b: Any, score: str, tol: float, by
     return [Part(f"{a} ~ {b}", ok, f"{a} {_f(va, scale)}, {b} {_f(vb, scale)}")]
 
 
+@declare({"a": [str, int, float], "others": [ListOf([str, int, float]), None], "score": NON_EMPTY_STR,
+          "by": NON_EMPTY_STR, "higher": ["boolean"], "tol": _POINTS}, check_calls=False)
+def not_worse(rows: pd.DataFrame, *, a: Any, score: str, tol: float, others: list[Any] | None = None,
+              by: str = "method", higher: bool = True, scale: float = 100.0) -> list[Part]:
+    """"A is better than or comparable to the others" (non-inferiority): A's mean ``score`` is not worse than
+    each other value of ``by`` (``others``, or every other value in the rows) by more than ``tol`` points. One part
+    per other value."""
+    means = _means(rows, by, score)
+    mine = _value_of(means, a)
+    rest = others if others is not None else [k for k in means.index if not _same(k, a)]
+    sign = 1.0 if higher else -1.0
+    parts = []
+    for b in rest:
+        vb = _value_of(means, b)
+        ok = bool(sign * (mine - vb) * scale >= -tol) if np.isfinite(mine) and np.isfinite(vb) else None
+        parts.append(Part(f"{a} not worse than {b}", ok, f"{a} {_f(mine, scale)}, {b} {_f(vb, scale)}"))
+    return parts or [Part(f"{a} not worse", None, "no other values")]
+
+
 def _bound_rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
     if (options["above"] is None) == (options["below"] is None):
         return "above", "give exactly one of 'above' and 'below'"
@@ -242,7 +261,7 @@ COMMON = Declaration({
 
 #: The predicate kinds a claim's ``test`` names.
 TESTS = Kinds("claim test", {"value": value, "order": order, "best": best, "trend": trend,
-                             "comparable": comparable, "bound": bound, "paired": paired,
+                             "comparable": comparable, "not_worse": not_worse, "bound": bound, "paired": paired,
                              "not_testable": not_testable}, key="test", common=COMMON)
 
 
