@@ -88,6 +88,21 @@ def test_order_fails_when_every_pair_is_reversed_and_names_the_failing_pairs():
     assert v.verdict == "partly" and v.detail == "does not hold for b > c"
 
 
+def test_order_tiers_and_comparable_lists():
+    """A tier ("A and B ahead of C and D") compares every member with every member of the next tier; comparable
+    with a list compares A with each."""
+    claim = _claim(test="order", order=[["a", "b"], ["c", "d"]], score="s")
+    table = _methods({"a": [0.9], "b": [0.7], "c": [0.6], "d": [0.75]})
+    v = verdict(claim, evaluate(claim, table))
+    assert v.verdict == "partly" and v.detail == "does not hold for b > d"
+    assert len(evaluate(claim, table)) == 4
+    with pytest.raises(OptionError, match="twice"):
+        _claim(test="order", order=[["a", "b"], ["b"]], score="s")
+    close = _claim(test="comparable", a="a", b=["b", "c"], score="s", tol=5)
+    assert _verdict(close, _methods({"a": [0.5], "b": [0.52], "c": [0.47]})) == "holds"
+    assert _verdict(close, _methods({"a": [0.5], "b": [0.52], "c": [0.30]})) == "partly"
+
+
 def test_trend_agrees_with_scipy_and_monotone_is_stricter():
     table = _methods({"a": [0.9, 0.5, 0.6, 0.2]}, alpha=[0.1, 0.3, 0.6, 0.9])
     parts = evaluate(_claim(test="trend", x="alpha", score="s", sign=-1), table)

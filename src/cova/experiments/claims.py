@@ -44,6 +44,7 @@ HOLDS, PARTLY, FAILS, UNTESTABLE = "holds", "partly", "does not hold", "not test
 VERDICTS = (HOLDS, PARTLY, FAILS, UNTESTABLE)
 
 _SELECTOR = [dict, None]
+_VALUE = [str, int, float]
 _COLUMNS = [ListOf([str]), None]
 _POINTS = [real(0, None)]
 
@@ -105,31 +106,39 @@ def value(rows: pd.DataFrame, *, scores: list[str], tol: float = DEVIATION_POINT
     return parts
 
 
+def _tier(item: Any) -> list[Any]:
+    return list(item) if isinstance(item, (list, tuple)) else [item]
+
+
 def _order_rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
-    if len(set(map(str, options["order"]))) != len(options["order"]):
+    names = [str(v) for item in options["order"] for v in _tier(item)]
+    if len(set(names)) != len(names):
         return "order", "names a value twice"
     return None
 
 
-@declare({"order": [ListOf([str, int, float], min_items=2)], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
+@declare({"order": [ListOf(_VALUE + [ListOf(_VALUE)], min_items=2)], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
           "higher": ["boolean"], "margin": _POINTS}, rules=[_order_rule], check_calls=False)
 def order(rows: pd.DataFrame, *, order: list[Any], score: str, by: str = "method", higher: bool = True,
           margin: float = 0.0, scale: float = 100.0) -> list[Part]:
     """An ordering, "A > B > C" (``higher: false``: "A < B < C"): the mean ``score`` of each value of ``by`` over
     the selected rows, each consecutive pair apart by more than ``margin`` points in the stated direction. One
-    part per consecutive pair; two names make "A beats B"."""
+    part per consecutive pair; two names make "A beats B". An item may be a list, a tier ("A, B and C are the top
+    performers, ahead of D and E"): every member of a tier is ahead of every member of the next."""
     means = _means(rows, by, score)
     sign = 1.0 if higher else -1.0
     parts = []
-    for a, b in zip(order, order[1:]):
-        va, vb = _value_of(means, a), _value_of(means, b)
-        ok = bool(sign * (va - vb) * scale > margin) if np.isfinite(va) and np.isfinite(vb) else None
-        parts.append(Part(f"{a} {'>' if higher else '<'} {b}", ok,
-                          f"{a} {_f(va, scale)}, {b} {_f(vb, scale)}"))
+    for upper, lower in zip(order, order[1:]):
+        for a in _tier(upper):
+            for b in _tier(lower):
+                va, vb = _value_of(means, a), _value_of(means, b)
+                ok = bool(sign * (va - vb) * scale > margin) if np.isfinite(va) and np.isfinite(vb) else None
+                parts.append(Part(f"{a} {'>' if higher else '<'} {b}", ok,
+                                  f"{a} {_f(va, scale)}, {b} {_f(vb, scale)}"))
     return parts
 
 
-@declare({"winner": [str, int, float], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "higher": ["boolean"]},
+@declare({"winner": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "higher": ["boolean"]},
          check_calls=False)
 def best(rows: pd.DataFrame, *, winner: Any, score: str, by: str = "method", higher: bool = True,
          scale: float = 100.0) -> list[Part]:
@@ -163,18 +172,23 @@ def trend(rows: pd.DataFrame, *, x: str, score: str, sign: int, monotone: bool =
     return [Part(f"{score} {'rises' if sign > 0 else 'falls'} with {x}", ok, f"rho {rho:.2f} ({shown})")]
 
 
-@declare({"a": [str, int, float], "b": [str, int, float], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
+@declare({"a": _VALUE, "b": _VALUE + [ListOf(_VALUE)], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
           "tol": _POINTS}, check_calls=False)
 def comparable(rows: pd.DataFrame, *, a: Any, b: Any, score: str, tol: float, by: str = "method",
                scale: float = 100.0) -> list[Part]:
-    """"A is comparable to B": their mean ``score`` within ``tol`` points."""
+    """"A is comparable to B" (``b`` a list: to each of them): their mean ``score`` within ``tol`` points. One part
+    per B."""
     means = _means(rows, by, score)
-    va, vb = _value_of(means, a), _value_of(means, b)
-    ok = bool(abs(va - vb) * scale <= tol) if np.isfinite(va) and np.isfinite(vb) else None
-    return [Part(f"{a} ~ {b}", ok, f"{a} {_f(va, scale)}, {b} {_f(vb, scale)}")]
+    va = _value_of(means, a)
+    parts = []
+    for other in _tier(b):
+        vb = _value_of(means, other)
+        ok = bool(abs(va - vb) * scale <= tol) if np.isfinite(va) and np.isfinite(vb) else None
+        parts.append(Part(f"{a} ~ {other}", ok, f"{a} {_f(va, scale)}, {other} {_f(vb, scale)}"))
+    return parts
 
 
-@declare({"a": [str, int, float], "others": [ListOf([str, int, float]), None], "score": NON_EMPTY_STR,
+@declare({"a": _VALUE, "others": [ListOf(_VALUE), None], "score": NON_EMPTY_STR,
           "by": NON_EMPTY_STR, "higher": ["boolean"], "tol": _POINTS}, check_calls=False)
 def not_worse(rows: pd.DataFrame, *, a: Any, score: str, tol: float, others: list[Any] | None = None,
               by: str = "method", higher: bool = True, scale: float = 100.0) -> list[Part]:
@@ -215,8 +229,8 @@ def bound(rows: pd.DataFrame, *, score: str, above: float | None = None, below: 
     return parts or [Part(score, None, "no rows")]
 
 
-@declare({"a": [str, int, float], "b": [str, int, float], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
-          "pair": NON_EMPTY_STR, "higher": ["boolean"], "alpha": [real(0, 1, "neither")]}, check_calls=False)
+@declare({"a": _VALUE, "b": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "pair": NON_EMPTY_STR,
+          "higher": ["boolean"], "alpha": [real(0, 1, "neither")]}, check_calls=False)
 def paired(rows: pd.DataFrame, *, a: Any, b: Any, score: str, pair: str, by: str = "method", higher: bool = True,
            alpha: float = 0.05, scale: float = 100.0) -> list[Part]:
     """"A is significantly better than B": a paired t-test over the values of ``pair`` (e.g. the folds' inputs)
