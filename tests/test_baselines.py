@@ -14,8 +14,8 @@ from sklearn.manifold import SpectralEmbedding
 
 from cova.affinity import conditional_probabilities, gaussian_perplexity, supervised_shrink
 from cova.affinity.dense import conditional_affinities
-from cova.inputs import Inputs
 from cova.affinity.ldmgi import ldmgi_matrix, ldmgi_matrix_from_distances, local_matrices
+from cova.inputs import Inputs
 from cova.methods.baselines.ldmgi import LDMGI
 from cova.methods.baselines.mcml import MCML, mcml_objective, target_distribution
 from cova.methods.baselines.mma import MMA, mma_objective
