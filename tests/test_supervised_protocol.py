@@ -299,7 +299,11 @@ def test_cv_error_table_and_paired_t_test(tmp_path):
     render({"name": "t", "paper": "nerv", "renderer": "cv_error", "runs": runs}, out)
     import pandas as pd
 
-    table = pd.read_csv(out["csv"]).set_index("method_entry")
+    per_fold = pd.read_csv(out["csv"])
+    assert len(per_fold) == 12 and set(per_fold["inputs"]) == {f"cv_f{f}" for f in range(4)}
+    for entry, e in errors.items():
+        np.testing.assert_allclose(per_fold[per_fold.method_entry == entry].sort_values("fold")["error"], e, atol=1e-6)
+    table = per_fold.drop_duplicates("method_entry").set_index("method_entry")
     for entry, e in errors.items():
         assert table.loc[entry, "mean_error"] == pytest.approx(e.mean(), abs=1e-6)  # the CSV keeps 6 decimals
         assert table.loc[entry, "std_error"] == pytest.approx(e.std(ddof=1), abs=1e-6)

@@ -35,8 +35,8 @@ def fold_table(spec: dict[str, Any]) -> pd.DataFrame:
             raise ValueError(f"experiment {spec['name']}: inputs {run['inputs']!r} hold out no fold (cv_error needs "
                              f"inputs with split: {{n_folds, fold}})")
         scores = run_scores(run)
-        rows.append({"dataset": run["dataset"], "method_entry": run["entry"], "method": run["method"],
-                     "fold": int(split["fold"]), "n_folds": int(split["n_folds"]),
+        rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
+                     "method": run["method"], "fold": int(split["fold"]), "n_folds": int(split["n_folds"]),
                      "error": float(scores.get("heldout_knn_error", np.nan))})
     table = pd.DataFrame(rows)
     dup = table.duplicated(["dataset", "method_entry", "fold"])
@@ -65,7 +65,9 @@ def best_vs_second(folds: pd.DataFrame) -> dict[str, Any]:
 def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Mean ± standard deviation of the held-out 5-NN error per data set and method entry (Fig. 13) as a table and
     a grouped bar chart, with the best-vs-second paired t-test per data set (Table 3) in the table's ``versus`` and
-    ``p_value`` columns (on the best entry's row)."""
+    ``p_value`` columns (on the best entry's rows). The CSV holds one row per fold (its ``inputs``, ``fold`` and
+    ``error``) beside its entry's summary, so that paired claims over the folds read it; the page shows the
+    summary."""
     folds = fold_table(spec)
     rows = []
     for dataset, g in folds.groupby("dataset", sort=False):
@@ -83,7 +85,8 @@ def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
     tests = "; ".join(f"{d}: {r.method_entry} best, vs {r.versus} p = {r.p_value:.2g}"
                       for d, r in ((r.dataset, r) for r in table[table.versus != ""].itertuples()))
     note = findings_note(spec, f" Paired t-tests (best vs second): {tests}." if tests else "")
-    write_csv_atomic(table, out["csv"])
+    per_fold = folds.drop(columns=["n_folds"]).merge(table.drop(columns=["method"]), on=["dataset", "method_entry"])
+    write_csv_atomic(per_fold.sort_values(["dataset", "method_entry", "fold"], kind="stable"), out["csv"])
     text = about(spec)
     write_html_atomic(table, out["html"], title=text.title, note=note)
 
