@@ -103,6 +103,21 @@ def test_order_tiers_and_comparable_lists():
     assert _verdict(close, _methods({"a": [0.5], "b": [0.52], "c": [0.30]})) == "partly"
 
 
+def test_aggregate_best_compares_each_values_best_row():
+    """NeRV's curve over its λ grid against the others' points: A's best row beats B although A's mean does not."""
+    table = _methods({"a": [0.9, 0.1, 0.2], "b": [0.5]})
+    assert _verdict(_claim(test="best", winner="a", score="s"), table) == "does not hold"
+    assert _verdict(_claim(test="best", winner="a", score="s", aggregate="best"), table) == "holds"
+    assert _verdict(_claim(test="order", order=["b", "a"], score="s", aggregate="best", higher=False),
+                    table) == "does not hold"
+
+
+def test_paired_no_difference_flips_with_a_clear_difference():
+    claim = _claim(test="paired", a="a", b="b", score="s", pair="inputs", expect="no_difference")
+    assert _verdict(claim, _folds([0.10, 0.22, 0.15, 0.18], [0.12, 0.19, 0.17, 0.16])) == "holds"
+    assert _verdict(claim, _folds([0.10, 0.12, 0.11, 0.09], [0.20, 0.21, 0.19, 0.22])) == "does not hold"
+
+
 def test_trend_agrees_with_scipy_and_monotone_is_stricter():
     table = _methods({"a": [0.9, 0.5, 0.6, 0.2]}, alpha=[0.1, 0.3, 0.6, 0.9])
     parts = evaluate(_claim(test="trend", x="alpha", score="s", sign=-1), table)

@@ -34,7 +34,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constraints import NON_EMPTY_STR, REQUIRED, Declaration, IntOptions, Kinds, ListOf, StrPattern, declare, real
+from ..constraints import (
+    NON_EMPTY_STR,
+    REQUIRED,
+    Declaration,
+    IntOptions,
+    Kinds,
+    ListOf,
+    StrOptions,
+    StrPattern,
+    declare,
+    real,
+)
 from .common import DEVIATION_POINTS
 
 __all__ = ["TESTS", "COMMON", "VERDICTS", "Part", "Verdict", "check_claims", "select", "evaluate", "verdict"]
@@ -45,6 +56,7 @@ VERDICTS = (HOLDS, PARTLY, FAILS, UNTESTABLE)
 
 _SELECTOR = [dict, None]
 _VALUE = [str, int, float]
+_AGGREGATE = [StrOptions({"mean", "best"})]
 _COLUMNS = [ListOf([str]), None]
 _POINTS = [real(0, None)]
 
@@ -72,10 +84,15 @@ def _f(v: float, scale: float) -> str:
     return "nan" if not np.isfinite(v) else f"{v * scale:.3g}"
 
 
-def _means(rows: pd.DataFrame, by: str, score: str) -> pd.Series:
+def _means(rows: pd.DataFrame, by: str, score: str, aggregate: str = "mean", higher: bool = True) -> pd.Series:
+    """The ``score`` of each value of ``by`` over its rows: their mean, or with ``aggregate: best`` the best of
+    them (the highest, or the lowest with ``higher: false``), as "A's curve over its parameter grid beats B"."""
     if by not in rows or score not in rows:
         return pd.Series(dtype=float)
-    return rows.groupby(by, sort=False)[score].mean()
+    groups = rows.groupby(by, sort=False)[score]
+    if aggregate == "best":
+        return groups.max() if higher else groups.min()
+    return groups.mean()
 
 
 def _value_of(means: pd.Series, key: Any) -> float:
@@ -118,14 +135,15 @@ def _order_rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple
 
 
 @declare({"order": [ListOf(_VALUE + [ListOf(_VALUE)], min_items=2)], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
-          "higher": ["boolean"], "margin": _POINTS}, rules=[_order_rule], check_calls=False)
+          "higher": ["boolean"], "margin": _POINTS, "aggregate": _AGGREGATE}, rules=[_order_rule], check_calls=False)
 def order(rows: pd.DataFrame, *, order: list[Any], score: str, by: str = "method", higher: bool = True,
-          margin: float = 0.0, scale: float = 100.0) -> list[Part]:
+          margin: float = 0.0, aggregate: str = "mean", scale: float = 100.0) -> list[Part]:
     """An ordering, "A > B > C" (``higher: false``: "A < B < C"): the mean ``score`` of each value of ``by`` over
     the selected rows, each consecutive pair apart by more than ``margin`` points in the stated direction. One
     part per consecutive pair; two names make "A beats B". An item may be a list, a tier ("A, B and C are the top
-    performers, ahead of D and E"): every member of a tier is ahead of every member of the next."""
-    means = _means(rows, by, score)
+    performers, ahead of D and E"): every member of a tier is ahead of every member of the next. ``aggregate:
+    best`` compares each value's best row instead of the mean (:func:`_means`)."""
+    means = _means(rows, by, score, aggregate, higher)
     sign = 1.0 if higher else -1.0
     parts = []
     for upper, lower in zip(order, order[1:]):
@@ -138,12 +156,13 @@ def order(rows: pd.DataFrame, *, order: list[Any], score: str, by: str = "method
     return parts
 
 
-@declare({"winner": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "higher": ["boolean"]},
-         check_calls=False)
+@declare({"winner": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "higher": ["boolean"],
+          "aggregate": _AGGREGATE}, check_calls=False)
 def best(rows: pd.DataFrame, *, winner: Any, score: str, by: str = "method", higher: bool = True,
-         scale: float = 100.0) -> list[Part]:
-    """"A is best": ``winner`` has the best mean ``score`` among all values of ``by`` in the selected rows."""
-    means = _means(rows, by, score).dropna()
+         aggregate: str = "mean", scale: float = 100.0) -> list[Part]:
+    """"A is best": ``winner`` has the best mean ``score`` (``aggregate: best``: best row) among all values of
+    ``by`` in the selected rows."""
+    means = _means(rows, by, score, aggregate, higher).dropna()
     mine = _value_of(means, winner)
     others = means[[not _same(k, winner) for k in means.index]]
     if not np.isfinite(mine) or others.empty:
@@ -230,11 +249,13 @@ def bound(rows: pd.DataFrame, *, score: str, above: float | None = None, below: 
 
 
 @declare({"a": _VALUE, "b": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "pair": NON_EMPTY_STR,
-          "higher": ["boolean"], "alpha": [real(0, 1, "neither")]}, check_calls=False)
+          "higher": ["boolean"], "alpha": [real(0, 1, "neither")], "expect": [StrOptions({"better", "no_difference"})]},
+         check_calls=False)
 def paired(rows: pd.DataFrame, *, a: Any, b: Any, score: str, pair: str, by: str = "method", higher: bool = True,
-           alpha: float = 0.05, scale: float = 100.0) -> list[Part]:
+           alpha: float = 0.05, expect: str = "better", scale: float = 100.0) -> list[Part]:
     """"A is significantly better than B": a paired t-test over the values of ``pair`` (e.g. the folds' inputs)
-    rejects equal means at level ``alpha`` (two-sided) and A's mean is the better one."""
+    rejects equal means at level ``alpha`` (two-sided) and A's mean is the better one; with ``expect:
+    no_difference``, "the difference is not significant": the test does not reject at ``alpha``."""
     from scipy.stats import ttest_rel
 
     if not {by, pair, score} <= set(rows):
@@ -252,6 +273,10 @@ def paired(rows: pd.DataFrame, *, a: Any, b: Any, score: str, pair: str, by: str
     p = float(ttest_rel(both[ca], both[cb]).pvalue) if np.any(diff != diff.iloc[0]) else (
         0.0 if diff.iloc[0] != 0 else 1.0)
     better = bool(diff.mean() > 0) if higher else bool(diff.mean() < 0)
+    if expect == "no_difference":
+        return [Part(f"{a} ~ {b} (paired, p >= {alpha:g})", bool(p >= alpha),
+                     f"{a} {_f(both[ca].mean(), scale)}, {b} {_f(both[cb].mean(), scale)}, p = {p:.3g} over "
+                     f"{len(both)} pairs")]
     return [Part(f"{a} {'>' if higher else '<'} {b} (paired, p < {alpha:g})", bool(better and p < alpha),
                  f"{a} {_f(both[ca].mean(), scale)}, {b} {_f(both[cb].mean(), scale)}, p = {p:.3g} over "
                  f"{len(both)} pairs")]
