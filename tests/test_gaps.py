@@ -44,7 +44,7 @@ def test_the_page_counts_the_unexplained(tmp_path):
     exp = {"table1": {"reference": "cova_table1", "csv": _table1_csv(tmp_path / "t1.csv")}}
     write_paper_gaps(exp, tmp_path / "g.csv", tmp_path / "g.html")
     page = (tmp_path / "g.html").read_text()
-    assert "2 flagged, 1 with a measured cause, 1 unexplained" in page
+    assert "2 flagged, 1 with a measured cause, 0 partly explained by one, 1 unexplained" in page
     assert len(pd.read_csv(tmp_path / "g.csv")) == 2
 
 
@@ -100,3 +100,10 @@ def test_the_other_reading_can_come_from_an_experiment_that_reruns_the_same_runs
     p1 = gaps[(gaps.experiment == "h2") & (gaps.method == "cova_p1") & (gaps.score == "s_c")].iloc[0]
     assert p1.cause == UNEXPLAINED and np.isnan(p1.other_reading)  # P1 S_c 70.0 vs 89.2: flagged, no cause
     assert set(gaps.experiment) == {"h2"}  # the reading experiment's own flags are not listed again
+
+
+def test_a_cause_whose_text_says_partly_is_marked_partly():
+    """A cause that accounts for part of a gap only is not an explanation: the table says 'partly'."""
+    for cause in CAUSES:
+        says_partly = cause.cause.lower().startswith("partly")
+        assert (cause.explains == "partly") == says_partly, cause.cause[:60]
