@@ -112,6 +112,13 @@ def test_aggregate_best_compares_each_values_best_row():
                     table) == "does not hold"
 
 
+def test_best_top_k_is_among_the_first_k():
+    table = _methods({"a": [0.9], "b": [0.7], "c": [0.6], "d": [0.5]})
+    assert _verdict(_claim(test="best", winner="c", score="s", top=3), table) == "holds"
+    assert _verdict(_claim(test="best", winner="c", score="s", top=2), table) == "does not hold"
+    assert _verdict(_claim(test="best", winner="c", score="s"), table) == "does not hold"
+
+
 def test_paired_no_difference_flips_with_a_clear_difference():
     claim = _claim(test="paired", a="a", b="b", score="s", pair="inputs", expect="no_difference")
     assert _verdict(claim, _folds([0.10, 0.22, 0.15, 0.18], [0.12, 0.19, 0.17, 0.16])) == "holds"
@@ -226,7 +233,7 @@ def test_scorecard_rows_causes_and_record(tmp_path):
 def test_part_names_carry_the_group():
     parts = evaluate(_claim(test="best", winner="a", score="s", per=["dataset"]),
                      _methods({"a": [0.9], "b": [0.1]}))
-    assert parts == [Part("dataset = d: a best", True, "a 90, next b 10")]
+    assert parts == [Part("dataset = d: a best", True, "a 90, best other b 10")]
 
 
 def test_config_claims_are_valid_and_the_record_names_only_existing_claims():

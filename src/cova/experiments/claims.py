@@ -44,6 +44,7 @@ from ..constraints import (
     StrOptions,
     StrPattern,
     declare,
+    integer,
     real,
 )
 from .common import DEVIATION_POINTS
@@ -157,19 +158,21 @@ def order(rows: pd.DataFrame, *, order: list[Any], score: str, by: str = "method
 
 
 @declare({"winner": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "higher": ["boolean"],
-          "aggregate": _AGGREGATE}, check_calls=False)
+          "aggregate": _AGGREGATE, "top": [integer(1, None)]}, check_calls=False)
 def best(rows: pd.DataFrame, *, winner: Any, score: str, by: str = "method", higher: bool = True,
-         aggregate: str = "mean", scale: float = 100.0) -> list[Part]:
-    """"A is best": ``winner`` has the best mean ``score`` (``aggregate: best``: best row) among all values of
-    ``by`` in the selected rows."""
+         aggregate: str = "mean", top: int = 1, scale: float = 100.0) -> list[Part]:
+    """"A is best" (``top: k``: "A is among the top k"): fewer than ``top`` other values of ``by`` in the selected
+    rows have a mean ``score`` (``aggregate: best``: best row) at least as good as ``winner``'s."""
     means = _means(rows, by, score, aggregate, higher).dropna()
     mine = _value_of(means, winner)
     others = means[[not _same(k, winner) for k in means.index]]
+    name = f"{winner} best" if top == 1 else f"{winner} among the top {top}"
     if not np.isfinite(mine) or others.empty:
-        return [Part(f"{winner} best", None, f"{winner} {_f(mine, scale)}")]
+        return [Part(name, None, f"{winner} {_f(mine, scale)}")]
     runner = others.idxmax() if higher else others.idxmin()
-    ok = bool(mine > others.max()) if higher else bool(mine < others.min())
-    return [Part(f"{winner} best", ok, f"{winner} {_f(mine, scale)}, next {runner} {_f(others[runner], scale)}")]
+    ahead = int((others >= mine).sum()) if higher else int((others <= mine).sum())
+    return [Part(name, ahead < top, f"{winner} {_f(mine, scale)}, best other {runner} {_f(others[runner], scale)}"
+                                    + (f", {ahead} at least as good" if top > 1 else ""))]
 
 
 @declare({"x": NON_EMPTY_STR, "score": NON_EMPTY_STR, "sign": [IntOptions([1, -1])], "monotone": ["boolean"]},
