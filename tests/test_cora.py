@@ -16,6 +16,7 @@ import yaml
 from cova.config import Plan
 from cova.datasets import Dataset, load
 from cova.embedding import Embedding
+from cova.experiments.cova.cora import citation_graph, cohort_spread, link_agreement
 from cova.experiments.registry import render
 from cova.inputs import Inputs, build_inputs
 from cova.methods import make_method
@@ -190,3 +191,71 @@ def test_reference_sweep_adds_the_paper_endpoints(tmp_path, toy):
     # 40.0 vs 56.0 and 48.9 are more than 10 points away; S_s 99 vs 81.8 at α = 0.1 too
     assert table.loc[0.1, "off_by_more_than_10_points"] == "s_n 40.0 vs 56.0; s_s 99.0 vs 81.8; s_c 98.0 vs 74.1"
     assert pd.isna(table.loc[0.95, "off_by_more_than_10_points"])  # 40.0 vs 48.9 is within 10 points
+
+
+def _citations(pairs: dict[tuple[int, int], int]) -> sp.csr_matrix:
+    """Directed citations among the toy's 20 samples (cohort j = samples 4j..4j+3): ``n`` papers of cohort a cite
+    one paper of cohort b each, for every (a, b): n."""
+    theta = sp.lil_matrix((20, 20))
+    for (a, b), n in pairs.items():
+        for t in range(n):
+            theta[4 * a + t % 4, 4 * b + (t // 4)] = 1
+    return theta.tocsr()
+
+
+def test_link_panels_compares_with_the_citation_graph_and_between_runs(tmp_path, toy):
+    """``compare_with: [citation]``: every row's cohort graph, the prototypes' too, against the κ-NN graph of the
+    citation density (COVA Sec. 3.1.1, Fig. 9's prototypes' source); ``agreement``: the runs' graphs against each
+    other. The citations here link 0-1, 1-2, 2-4, 3-4 (the swapped layout), the prototypes lie on a line."""
+    inputs, offsets = toy
+    same = _write_run(tmp_path, "same", inputs.X, inputs)
+    swapped = _write_run(tmp_path, "swapped", np.column_stack([SWAPPED[inputs.labels], np.zeros(20)]) + offsets,
+                         inputs)
+    Dataset(X=inputs.X, labels=inputs.labels, label_names=inputs.label_names, meta={},
+            relations=_citations({(0, 1): 2, (1, 2): 3, (2, 4): 4, (4, 3): 5})).save(tmp_path / "data.npz")
+    out = {k: str(tmp_path / f"fig.{k}") for k in ("png", "csv", "html")}
+    render({"name": "toy", "renderer": "link_panels", "reference_graph": "prototypes", "kappa": 1,
+            "prototype_panel": True, "compare_with": ["citation"], "agreement": True, "runs": [same, swapped]}, out)
+    table = pd.read_csv(out["csv"]).set_index("method_entry")
+    # the existing columns are unchanged: S_c^(r)-style counts against the prototypes
+    assert (table.loc["swapped", ["tp", "fp", "fn"]] == [3, 1, 1]).all()
+    # prototypes (0-1, 1-2, 2-3, 3-4) and 'same' keep 3 of the citation graph's 4 links; 'swapped' all of them
+    assert table.loc["prototypes", "link_recall_citation"] == 0.75
+    assert table.loc["same", "link_recall_citation"] == 0.75 and table.loc["same", "link_precision_citation"] == 0.75
+    assert table.loc["swapped", "link_recall_citation"] == 1.0
+    # 3 shared links of the 5 in either graph
+    assert table.loc["same", "link_agreement"] == table.loc["swapped", "link_agreement"] == pytest.approx(0.6)
+    assert np.isnan(table.loc["prototypes", "link_agreement"])
+    assert "citation density" in Path(out["html"]).read_text()
+
+
+def test_citation_graph_needs_the_relations():
+    with pytest.raises(ValueError, match="relation matrix"):
+        citation_graph(None, np.repeat(np.arange(3), 2), 3)
+    with pytest.raises(ValueError, match="6 samples"):
+        citation_graph(sp.identity(4, format="csr"), np.repeat(np.arange(3), 2), 3)
+
+
+def test_link_agreement_skips_degenerate_runs():
+    a = np.zeros((3, 3), dtype=bool)
+    a[0, 1] = a[1, 0] = True
+    b = a.copy()
+    b[1, 2] = b[2, 1] = True
+    assert link_agreement([a, None, b]) == [0.5, pytest.approx(np.nan, nan_ok=True), 0.5]
+    assert np.isnan(link_agreement([a])[0])
+
+
+def test_reference_sweep_spread_falls_as_cohorts_tighten(tmp_path, toy):
+    inputs, offsets = toy
+    centres = inputs.X - offsets
+    runs = [_write_run(tmp_path, f"e1-{a}", centres + w * offsets, inputs, grid={"alpha": a})
+            for a, w in ((0.1, 8.0), (0.5, 2.0), (0.95, 0.5))]
+    out = {k: str(tmp_path / f"sweep.{k}") for k in ("png", "csv", "html")}
+    render({"name": "h14", "renderer": "reference_sweep", "reference": None, "x": "alpha", "spread": True,
+            "scores": ["s_n", "s_s", "s_c"], "runs": runs}, out)
+    table = pd.read_csv(out["csv"]).set_index("alpha")
+    Z = centres + 0.5 * offsets
+    expected = np.sqrt(np.sum((0.5 * offsets) ** 2) / np.sum((Z - Z.mean(axis=0)) ** 2))
+    assert table.loc[0.95, "cohort_spread"] == pytest.approx(expected, abs=1e-6)  # the CSV keeps 6 decimals
+    assert table.loc[0.1, "cohort_spread"] > table.loc[0.5, "cohort_spread"] > table.loc[0.95, "cohort_spread"]
+    assert np.isnan(cohort_spread(np.full((20, 2), np.nan), inputs.labels, 5))
