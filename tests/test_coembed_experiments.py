@@ -9,6 +9,7 @@ import pytest
 from cova.datasets import load
 from cova.embedding import Embedding
 from cova.experiments.coembedding.figures import claim_findings
+from cova.experiments.coembedding.map_measures import MAP_MEASURES, map_measures
 from cova.experiments.coembedding.timing import synthetic_relation, timing_findings
 from cova.experiments.registry import render
 from cova.inputs import build_inputs
@@ -61,7 +62,37 @@ def test_maps_render_every_run_with_its_measures(tmp_path):
     table = pd.read_csv(out["csv"])
     assert list(table.method_entry) == ["ca", "ca3"] and list(table.n_components) == [2, 3]
     assert table.mean_rank.between(5.5, 10_000).all() and table.pooled_1nn_error.between(0, 1).all()
+    assert set(MAP_MEASURES) <= set(table) and table[list(MAP_MEASURES)].notna().all().all()
+    assert table.cocluster_mixing.between(0, 2).all() and table.min_class_spread.between(0, 2).all()
     assert "c" in open(out["html"]).read()
+
+
+def test_map_measures_read_spread_class_shrinking_co_cluster_mixing_and_column_distance():
+    rng = np.random.default_rng(0)
+    # one co-cluster (label 0) of 100 row and 100 column objects: mixed uniformly, or each group on its own side
+    mixed = rng.uniform(0, 1, (200, 2))
+    split = np.vstack([rng.uniform([0, 0], [0.4, 1], (100, 2)), rng.uniform([0.6, 0], [1, 1], (100, 2))])
+    zeros = np.zeros(100, dtype=int)
+    uniform = map_measures(mixed[:100], mixed[100:], zeros, zeros)
+    apart = map_measures(split[:100], split[100:], zeros, zeros)
+    assert 0.85 < uniform["cocluster_mixing"] < 1.15 and apart["cocluster_mixing"] < 0.05
+    # the spread of the map as drawn (scaled to the unit square), and a class shrunk to a point
+    square = np.array([[0.0, 0.0], [1.0, 1.0]])
+    m = map_measures(square, np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0, 0]), np.array([1, 1]))
+    np.testing.assert_allclose(m["map_spread"], np.sqrt(0.5))
+    np.testing.assert_allclose(m["min_class_spread"], 1.0)  # every class spans the square as much as the map
+    shrunk = map_measures(np.array([[0.5, 0.5], [0.5, 0.5], [0.0, 0.0]]), np.array([[1.0, 1.0]]),
+                          np.array([0, 0, 1]), np.array([1]))
+    assert shrunk["min_class_spread"] == 0.0
+    assert np.isnan(m["cocluster_mixing"])  # no cluster has objects of both groups
+    # the column objects' distance to the nearest class centre of the rows, in the scaled map
+    far = map_measures(np.array([[0.0, 0.0], [0.0, 0.2]]), np.array([[0.0, 0.1], [1.0, 0.1]]), np.array([0, 0]))
+    np.testing.assert_allclose(far["column_class_distance"], 0.5)
+    assert np.isnan(far["cocluster_mixing"]) and not np.isnan(far["min_class_spread"])
+    # unlabelled, or a failed run: only what applies
+    bare = map_measures(mixed[:100], mixed[100:])
+    assert np.isfinite(bare["map_spread"]) and all(np.isnan(bare[k]) for k in MAP_MEASURES[1:])
+    assert all(np.isnan(v) for v in map_measures(np.full((3, 2), np.nan), mixed[:3]).values())
 
 
 def test_sweep_averages_repeats_and_reports_the_claim(tmp_path):

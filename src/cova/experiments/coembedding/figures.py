@@ -5,13 +5,15 @@ table holds our measures and the HTML page states, computed from them, whether t
   columns and the method entries (or the grid values of one entry, e.g. the k_r/k_c settings of Figs. 9-10) as
   rows; with ``original: true`` a first row shows the input points where the relation was built from points
   (Eq. 44). Table: Γ (Eq. 43, k_r = k_c = 5), mean rank, its tie-robust variant and the pooled 1-NN error of
-  every run.
+  every run, and the readings of its map (:mod:`.map_measures`: spread, smallest class spread, co-cluster
+  mixing, distance of the column objects to the row classes).
 - ``coembed_sweep`` (Figs. 5f, 6, 8, 11): measures against ``x`` (``n_components``, the embedding dimension, or
   ``n_words``, the words selected per class), one line per configured method entry (or per value of the grid
   parameter named by ``line``, e.g. ``k_r`` for Fig. 11), mean and standard deviation over the inputs blocks of a
   data set (the seeded splits of the link data). ``text_error`` is the text
   classification protocol of Sec. 4.2 (:func:`cova.metrics.coembedding.text_classification_error`); the other
-  measures are the run's scores. With ``maps: true`` the 2-D runs of the first inputs block are drawn above.
+  measures are the run's scores. With ``maps: true`` the 2-D runs of the first inputs block are drawn above. The
+  table holds the readings of every run's map too (:mod:`.map_measures`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ...viz.coembedding import CoembeddingPanel, coembedding_grid_figure, measur
 from ...viz.figures import save_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
 from ..common import MappingOf, RunLoader, about, findings_note, run_scores
+from .map_measures import MAP_MEASURES, map_measures
 
 __all__ = ["MEASURE_LABELS", "RUN_MEASURES", "SWEEP_MEASURES", "coembed_maps", "coembed_sweep", "claim_findings",
            "one_n_words_per_dimension_sweep"]
@@ -60,14 +63,20 @@ def _panel(run: dict[str, Any], inputs: Inputs, emb: Embedding, title: str) -> C
 SELECTED = ("eta1", "eta2", "xi", "gamma")
 
 
-def _record(run: dict[str, Any], emb: Embedding, scores: dict[str, Any], label: str) -> dict[str, Any]:
-    """One table row: the run's names, its measures and, for the proposed model, the parameters its search chose."""
+def _record(run: dict[str, Any], emb: Embedding, scores: dict[str, Any], label: str,
+            inputs: Inputs | None = None) -> dict[str, Any]:
+    """One table row: the run's names, its measures, the readings of its map (:mod:`.map_measures`, with the
+    relation's labels in ``inputs``) and, for the proposed model, the parameters its search chose."""
     selected = emb.extras.get("selected_model")
     chosen = {f"chosen_{k}": float(v) for k, v in zip(SELECTED, selected)} if selected is not None else {}
+    rel = inputs.relation if inputs is not None else None
+    readings = dict.fromkeys(MAP_MEASURES, np.nan)
+    if rel is not None and emb.ok:
+        readings = map_measures(emb.Z, emb.extras.get("column_embedding"), rel.row_labels, rel.column_labels)
     return {"dataset": run["dataset"], "inputs": run["inputs"], "input": label, "method_entry": run["entry"],
             "group": run["group"], "method": run["method"], **run.get("grid", {}),
             "n_components": emb.n_components, "status": scores.get("status", "ok"), "runtime_s": emb.runtime_s,
-            **{k: scores.get(k, np.nan) for k in RUN_MEASURES}, **chosen}
+            **{k: scores.get(k, np.nan) for k in RUN_MEASURES}, **readings, **chosen}
 
 
 #: Short names of the measures in panel titles.
@@ -96,7 +105,7 @@ def coembed_maps(spec: dict[str, Any], out: dict[str, str], *, original: bool = 
     for run in spec["runs"]:
         emb, scores = load.embedding(run), run_scores(run)
         label = labels.get(run["inputs"], run["inputs"])
-        rec = _record(run, emb, scores, label)
+        rec = _record(run, emb, scores, label, load.run_inputs(run))
         records.append(rec)
         measures = _format(rec, ("gamma_objective", "mean_rank", "pooled_1nn_error"))
         title = f"{run['dataset']} ({label}): {run['entry']}\n{measures}"
@@ -195,7 +204,7 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str = "n_comp
     words_of: dict[str, int] = {}
     for run in spec["runs"]:
         emb, scores, inputs = load.embedding(run), run_scores(run), load.run_inputs(run)
-        rec = _record(run, emb, scores, labels.get(run["inputs"], run["inputs"]))
+        rec = _record(run, emb, scores, labels.get(run["inputs"], run["inputs"]), inputs)
         if "text_error" in measures:
             words_of[run["dataset"]] = inputs.relation.shape[1]
             for w, err, selected in _text_errors(run, inputs, emb, per_class, n_folds):
