@@ -179,3 +179,73 @@ def test_fit_times_reads_each_runs_own_time_and_orders_the_entries(tmp_path):
     assert t[["method_entry", "n_samples"]].values.tolist() == [["fast", 40], ["fast", 60], ["slow", 40], ["slow", 60]]
     np.testing.assert_allclose(t.runtime_s, [0.4, np.nan, 4.0, 8.0])
     assert "d at l = 40: fast 0.4 s, slow 4 s" in open(out["html"]).read()
+
+
+def test_cohort_tightness_is_the_between_cohort_share_of_the_variance():
+    from cova.experiments.generic import cohort_tightness
+
+    rng = np.random.default_rng(1)
+    labels = np.repeat([0, 1, 2], [5, 7, 8])
+    Z = rng.normal(size=(20, 2)) + 4.0 * labels[:, None]
+    centres = np.array([Z[labels == j].mean(axis=0) for j in range(3)])
+    within = sum(np.sum((Z[labels == j] - centres[j]) ** 2) for j in range(3))
+    assert cohort_tightness(Z, labels) == pytest.approx(1.0 - within / np.sum((Z - Z.mean(axis=0)) ** 2))
+    # the display's scale, rotation and translation do not matter; the cohorts' names do not either
+    c, s = np.cos(0.7), np.sin(0.7)
+    moved = 3.5 * Z @ np.array([[c, -s], [s, c]]) + [10.0, -2.0]
+    assert cohort_tightness(moved, np.array(["b", "c", "a"])[labels]) == pytest.approx(cohort_tightness(Z, labels))
+    # pulling every point toward its cohort's centre tightens the cohorts; points on their centres give 1
+    assert cohort_tightness(centres[labels] + 0.3 * (Z - centres[labels]), labels) > cohort_tightness(Z, labels)
+    assert cohort_tightness(centres[labels], labels) == pytest.approx(1.0)
+    # cohorts sharing one centre give 0; a non-finite or a collapsed display gives NaN
+    assert cohort_tightness(np.r_[Z[:4] - Z[:4].mean(0), Z[:4] - Z[:4].mean(0)], np.repeat([0, 1], 4)) == \
+        pytest.approx(0.0, abs=1e-12)
+    assert np.isnan(cohort_tightness(np.where(labels[:, None] == 0, np.nan, Z), labels))
+    assert np.isnan(cohort_tightness(np.ones((20, 2)), labels))
+
+
+@pytest.mark.parametrize("renderer", ["score_table", "scatter_grid"])
+def test_score_table_and_scatter_grid_add_the_display_measures(tmp_path, renderer):
+    """The tables end with each run's cohort tightness and, with the misplaced boxes, the number of boxed points (a
+    run's k-NN vote in its display for another cohort); a degenerate run has neither; the scores are kept as
+    read."""
+    import json
+
+    import pandas as pd
+
+    from cova.datasets import Dataset
+    from cova.embedding import Embedding
+    from cova.experiments.generic import cohort_tightness
+    from cova.experiments.registry import render
+    from cova.inputs import Inputs
+    from cova.metrics.retrieval import knn_misclassified
+
+    rng = np.random.default_rng(2)
+    labels = np.repeat([0, 1, 2], 12)
+    ds = Dataset(rng.normal(size=(36, 3)), labels, ["a", "b", "c"])
+    ds.save(tmp_path / "d.npz")
+    Inputs(X=ds.X, labels=labels, label_names=ds.label_names, spec={}).save(tmp_path / "i.npz")
+    displays = {"tight": rng.normal(size=(36, 2)) * 0.2 + 3.0 * labels[:, None],
+                "loose": rng.normal(size=(36, 2)) * 2.0 + 3.0 * labels[:, None],
+                "broken": np.full((36, 2), np.nan)}
+    runs = []
+    for entry, Z in displays.items():
+        status = "degenerate" if entry == "broken" else "ok"
+        Embedding(Z, status=status, method=entry).save(tmp_path / f"{entry}.npz")
+        (tmp_path / f"{entry}.json").write_text(json.dumps({"status": status, "s_n": 0.25}))
+        runs.append({"dataset": "d", "inputs": "i", "entry": entry, "group": entry, "method": entry,
+                     "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"),
+                     "embedding": str(tmp_path / f"{entry}.npz"), "scores": str(tmp_path / f"{entry}.json")})
+    out = {k: str(tmp_path / f"t.{k}") for k in ("png", "csv", "html")}
+    render({"name": "t", "paper": "cova", "renderer": renderer, "runs": runs, "misplaced": {"k": 5}}, out)
+    t = pd.read_csv(out["csv"])
+    assert list(t.columns[-2:]) == ["cohort_tightness", "n_misplaced"]
+    assert t.method_entry.tolist() == ["tight", "loose", "broken"] and t.s_n.tolist() == [0.25] * 3
+    expected = [cohort_tightness(displays[e], labels) for e in ("tight", "loose")]
+    np.testing.assert_allclose(t.cohort_tightness[:2], expected, rtol=1e-5)  # the CSV keeps 6 digits
+    assert expected[0] > expected[1]
+    assert t.n_misplaced[:2].tolist() == [int(knn_misclassified(displays[e], labels, 5).sum())
+                                          for e in ("tight", "loose")]
+    assert t.cohort_tightness.isna().tolist() == [False, False, True] and np.isnan(t.n_misplaced[2])
+    render({"name": "t", "paper": "cova", "renderer": renderer, "runs": runs}, out)
+    assert "n_misplaced" not in pd.read_csv(out["csv"]) and pd.read_csv(out["csv"]).columns[-1] == "cohort_tightness"

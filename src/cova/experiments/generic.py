@@ -6,6 +6,9 @@
 - ``heatmap``: one heat map per score over two swept parameters (e.g. COVA Fig. H.2, eigen-COVA α × η).
 - ``fit_times``: every run's fit time against its number of samples (e.g. COVA Fig. H.11).
 
+The tables of ``score_table`` and ``scatter_grid`` also hold measures of the drawn displays
+(:func:`display_measures`): every run's cohort tightness and, with the ``misplaced`` boxes, their number.
+
 Scores are fractions in the CSV; the paper's printed numbers, in percent, in ``paper_*`` columns where the
 experiment names a ``reference``.
 """
@@ -43,8 +46,8 @@ from .common import (
 )
 
 __all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "fit_times", "time_order", "neighbour_groups",
-           "Neighbours", "Misplaced", "Thumbnails", "neighbour_options", "misplaced_options", "thumbnail_options",
-           "examples_match_a_run"]
+           "cohort_tightness", "display_measures", "Neighbours", "Misplaced", "Thumbnails", "neighbour_options",
+           "misplaced_options", "thumbnail_options", "examples_match_a_run"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -127,6 +130,42 @@ def neighbour_groups(X: np.ndarray, labels: np.ndarray, per_cohort: int, k: int,
     return tuple(np.r_[i, nn[i]] for i in examples)
 
 
+def cohort_tightness(Z: np.ndarray, labels: np.ndarray) -> float:
+    """How tight the cohorts of display ``Z`` are: the between-cohort share of its variance,
+    1 − Σ_i ‖z_i − c_{y_i}‖² / Σ_i ‖z_i − z̄‖² (c_j the centre of cohort j, z̄ that of all points), in [0, 1]: 1 when
+    every cohort is a single point, 0 when all cohorts share one centre. Invariant to the display's scale, rotation
+    and translation, so displays of different models compare ("tighter sample distributions within each cohort",
+    COVA H.1). NaN for a display with a non-finite point or no spread."""
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.size == 0 or not np.all(np.isfinite(Z)):
+        return float("nan")
+    _, codes = np.unique(np.asarray(labels), return_inverse=True)
+    codes = codes.ravel()
+    counts = np.bincount(codes)
+    centres = np.stack([np.bincount(codes, weights=Z[:, d]) for d in range(Z.shape[1])], axis=1) / counts[:, None]
+    total = float(np.sum((Z - Z.mean(axis=0)) ** 2))
+    if total <= 0.0:
+        return float("nan")
+    return 1.0 - float(np.sum((Z - centres[codes]) ** 2)) / total
+
+
+def display_measures(spec: dict[str, Any], load: RunLoader, misplaced_k: int | None = None) -> pd.DataFrame:
+    """One row per run of ``spec`` (in its order): ``cohort_tightness`` (:func:`cohort_tightness` of the run's
+    embedding and cohorts) and, with ``misplaced_k``, ``n_misplaced``: the number of points whose ``misplaced_k``-NN
+    vote in the display is another cohort (the boxes of :func:`_scatter_grid`, COVA Fig. H.1's "misplaced boundary
+    points"). NaN for a run without a finite embedding."""
+    rows = []
+    for run in spec["runs"]:
+        inp, emb = load.run_inputs(run), load.embedding(run)
+        finite = bool(emb.Z.size) and bool(np.all(np.isfinite(emb.Z)))
+        row: dict[str, float] = {"cohort_tightness": cohort_tightness(emb.Z, inp.labels) if finite else np.nan}
+        if misplaced_k is not None:
+            row["n_misplaced"] = (float(np.sum(knn_misclassified(emb.Z[:, :2], inp.labels, misplaced_k)))
+                                  if finite else np.nan)
+        rows.append(row)
+    return pd.DataFrame(rows, index=range(len(rows)))
+
+
 def _thumbnails(load: RunLoader, run: dict[str, Any], Z: np.ndarray,
                 grid: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The images of points spread over display ``Z`` (:func:`cova.viz.panels.spread_points` on a ``grid`` ×
@@ -142,14 +181,14 @@ def _thumbnails(load: RunLoader, run: dict[str, Any], Z: np.ndarray,
 
 def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str, n_cols: int | None, original: bool,
                   show_prototypes: bool, neighbours: Mapping[str, Any] | None, misplaced: Mapping[str, Any] | None,
-                  thumbnails: Mapping[str, Any] | None) -> None:
+                  thumbnails: Mapping[str, Any] | None, load: RunLoader | None = None) -> None:
     """The cohort scatters of ``spec``'s runs, a row per dataset (wrapped after ``n_cols`` panels; one row when
     ``None``). ``original``: a first panel with the inputs' X; ``neighbours`` (:func:`neighbour_options`,
     :func:`neighbour_groups`, marked in every panel); ``misplaced`` (:func:`misplaced_options`: boxes around the
     points whose k-NN vote in the panel is another cohort, :func:`cova.metrics.retrieval.knn_misclassified`);
     ``thumbnails`` (:func:`thumbnail_options`, :func:`_thumbnails`); ``show_prototypes``: the prototypes the runs
-    placed cohorts at."""
-    load = RunLoader()
+    placed cohorts at. ``load``: a loader that may already hold the runs' inputs."""
+    load = load or RunLoader()
     hood = neighbour_options(**neighbours) if neighbours else None
     boxes = misplaced_options(**misplaced) if misplaced else None
     thumbs_of = thumbnail_options(**thumbnails) if thumbnails else None
@@ -184,17 +223,27 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str, n_cols: 
                 path)
 
 
+def _with_display_measures(spec: dict[str, Any], table: pd.DataFrame, load: RunLoader,
+                           misplaced: Mapping[str, Any] | None) -> pd.DataFrame:
+    """``table`` (one row per run, in the runs' order) with the columns of :func:`display_measures` at its end."""
+    k = misplaced_options(**misplaced).k if misplaced else None
+    return pd.concat([table, display_measures(spec, load, k).set_axis(table.index)], axis=1)
+
+
 @declare({"scores": SCORES, **SCATTER_GRID_OPTIONS})
 def score_table(spec: dict[str, Any], out: dict[str, str], *, scores: Sequence[str] = tuple(DEFAULT_SCORES),
                 n_cols: int | None = None, original: bool = False, show_prototypes: bool = True,
                 neighbours: Mapping[str, Any] | None = None, misplaced: Mapping[str, Any] | None = None,
                 thumbnails: Mapping[str, Any] | None = None) -> None:
-    """Scores (``scores``) beside the paper's numbers (``reference``), and a scatter grid (the other options:
-    :func:`_scatter_grid`)."""
+    """Scores (``scores``) beside the paper's numbers (``reference``) and the display measures
+    (:func:`display_measures`), and a scatter grid (the other options: :func:`_scatter_grid`)."""
     scores = list(scores)
+    load = RunLoader()
     table = with_reference(records(spec, scores), spec["reference"], scores)
+    table = _with_display_measures(spec, table, load, misplaced)
     write_tables(spec, table, out)
-    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails)
+    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails,
+                  load)
 
 
 @declare(SCATTER_GRID_OPTIONS)
@@ -202,10 +251,13 @@ def scatter_grid(spec: dict[str, Any], out: dict[str, str], *, n_cols: int | Non
                  show_prototypes: bool = True, neighbours: Mapping[str, Any] | None = None,
                  misplaced: Mapping[str, Any] | None = None, thumbnails: Mapping[str, Any] | None = None) -> None:
     """One cohort scatter per run, one row per dataset (wrapped after ``n_cols`` panels; ``show_prototypes: false``
-    leaves out the prototypes the runs placed cohorts at; the other options: :func:`_scatter_grid`)."""
-    table = records(spec)
+    leaves out the prototypes the runs placed cohorts at; the other options: :func:`_scatter_grid`); the table holds
+    every run's scores and display measures (:func:`display_measures`)."""
+    load = RunLoader()
+    table = _with_display_measures(spec, records(spec), load, misplaced)
     write_tables(spec, table, out)
-    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails)
+    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails,
+                  load)
 
 
 @declare({"x": [str], "scores": SCORES})
