@@ -246,6 +246,14 @@ def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
     assert table.loc["noisy", "joint_smoothed_recall_error"] == pytest.approx(jp.recall)
     assert table.loc["same", "precision_recall_at_r"] == pytest.approx(1.0)
     assert table.loc["noisy", "precision_recall_at_r"] < 0.9
+    # the curves' ends: k = 1 and the last k retrieved (r = 20: k = 100, here n - 1 = 59; r = 10: k = 2r = 20)
+    from cova.metrics.retrieval import precision_recall_curve
+    curve = precision_recall_curve(X, noisy, 20, 59)
+    assert table.loc["noisy", ["pr_precision_left", "pr_precision_right"]].tolist() == pytest.approx(
+        [curve.precision[0], curve.precision[-1]])
+    assert table.loc["same", ["pr_precision_left", "pr_r_precision_left", "pr_r_precision_right"]].tolist() == \
+        pytest.approx([1.0, 1.0, 0.5])  # every one of the 10 relevant neighbours among the 20 retrieved
+    assert table.loc["noisy", "pr_r_precision_left"] < 1.0 and table.loc["noisy", "pr_r_precision_right"] < 0.5
     assert "10 relevant" in open(out["html"], encoding="utf-8").read()
     assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
