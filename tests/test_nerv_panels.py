@@ -191,6 +191,36 @@ def test_renderer_end_to_end(tmp_path):
     assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+def test_panel_runs_are_the_papers_curves_and_every_other_entrys_f_selected_run(tmp_path):
+    """``panel_run``: the runs the paper's Figs. 4, 6-8 draw: every λ of NeRV and local MDS (its curves) and the
+    F-selected run of every other entry (here the Laplacian eigenmap's better k), so a claim can compare each
+    method's best panel run ("NeRV's curve beats the other methods' points")."""
+    X, y = _blobs(60)
+    X = X[:, :2]
+    Dataset(X, y, ["a", "b"]).save(tmp_path / "d.npz")
+    Inputs(X=X, labels=y, label_names=["a", "b"], W=sp.identity(60, format="csr"), R=np.zeros((60, 2)),
+           prototypes=np.zeros((2, 2))).save(tmp_path / "i.npz")
+    good, bad = X, np.random.default_rng(0).normal(size=(60, 2))
+    runs = []
+    for entry, method, grid, Z in [("nerv_lam-lam0.0", "nerv", {"lam": 0.0}, bad),
+                                   ("nerv_lam-lam1.0", "nerv", {"lam": 1.0}, good),
+                                   ("lmds_lam-lam0.0", "lmds", {"lam": 0.0}, bad),
+                                   ("lmds_lam-lam0.9", "lmds", {"lam": 0.9}, good),
+                                   ("le_k-n_neighbors10", "laplacian_eigenmaps", {"n_neighbors": 10}, bad),
+                                   ("le_k-n_neighbors20", "laplacian_eigenmaps", {"n_neighbors": 20}, good),
+                                   ("pca", "pca", {}, bad)]:
+        runs.append({"dataset": "toy", "inputs": "x", "entry": entry, "group": entry.split("-")[0], "method": method,
+                     "grid": grid, "data": str(tmp_path / "d.npz"), "inputs_file": str(tmp_path / "i.npz"),
+                     **_write_run(tmp_path, entry, Z, "nerv_panels", {"k_max": 25})})
+    out = {k: str(tmp_path / f"o.{k}") for k in ("png", "csv", "html")}
+    render({"name": "t", "paper": "nerv", "renderer": "nerv_panels", "reference": None, "k_max": 25, "runs": runs},
+           out)
+    table = pd.read_csv(out["csv"])
+    assert table.selected.tolist() == [False, True, False, True, False, True, True]
+    assert table.panel_run.tolist() == [True, True, True, True, False, True, True]
+    assert "panel_run=" not in open(out["html"], encoding="utf-8").read()  # a flag, not a grid value of the labels
+
+
 def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
     """``pr_relevant: r``: mean precision-recall curves for r relevant neighbours; at k = r precision = recall,
     1 for the data itself and lower for a noisy display."""
@@ -216,6 +246,14 @@ def test_retrieval_renderer_adds_the_precision_recall_curve_of_fig_2(tmp_path):
     assert table.loc["noisy", "joint_smoothed_recall_error"] == pytest.approx(jp.recall)
     assert table.loc["same", "precision_recall_at_r"] == pytest.approx(1.0)
     assert table.loc["noisy", "precision_recall_at_r"] < 0.9
+    # the curves' ends: k = 1 and the last k retrieved (r = 20: k = 100, here n - 1 = 59; r = 10: k = 2r = 20)
+    from cova.metrics.retrieval import precision_recall_curve
+    curve = precision_recall_curve(X, noisy, 20, 59)
+    assert table.loc["noisy", ["pr_precision_left", "pr_precision_right"]].tolist() == pytest.approx(
+        [curve.precision[0], curve.precision[-1]])
+    assert table.loc["same", ["pr_precision_left", "pr_r_precision_left", "pr_r_precision_right"]].tolist() == \
+        pytest.approx([1.0, 1.0, 0.5])  # every one of the 10 relevant neighbours among the 20 retrieved
+    assert table.loc["noisy", "pr_r_precision_left"] < 1.0 and table.loc["noisy", "pr_r_precision_right"] < 0.5
     assert "10 relevant" in open(out["html"], encoding="utf-8").read()
     assert open(out["png"], "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 

@@ -310,8 +310,44 @@ def test_cv_error_table_and_paired_t_test(tmp_path):
     assert list(table["rank"]) == [1, 2, 3]
     assert table.loc["a", "versus"] == "b"
     assert table.loc["a", "p_value"] == pytest.approx(ttest_rel(errors["a"], errors["b"]).pvalue, rel=1e-4)
+    assert not table["significant_winner"].any()  # a beats b by p = 0.12 over the 4 folds: not significant
     assert (tmp_path / "out.png").stat().st_size > 10_000
     runs[0] = dict(runs[0], inputs_file=str(tmp_path / "plain.npz"))
     build_inputs(ds, {}, seed=0).save(tmp_path / "plain.npz")
     with pytest.raises(ValueError, match="hold out no fold"):
         render({"name": "t", "paper": "nerv", "renderer": "cv_error", "runs": runs}, out)
+
+
+def test_cv_error_marks_the_significant_winners_of_table_3(tmp_path):
+    """``significant_winner``: true on the rows of a data set's best entry when its paired t-test against the second
+    rejects at 5 % (the paper's boldfaced Table 3 winners), false on every other row and where the test does not
+    reject or cannot run (identical differences)."""
+    from cova.experiments.registry import render
+
+    ds = _blobs(c=3, n=20)
+    ds.save(tmp_path / "data.npz")
+    rng = np.random.default_rng(3)
+    b = rng.uniform(0.2, 0.3, 5)
+    errors = {"clear": {"a": b - 0.1 + rng.normal(0, 0.005, 5), "b": b},  # a significantly better
+              "close": {"a": b - 0.01 * np.array([1, -1, 1, -1, 1]), "b": b},  # a better on average, p = 0.70
+              "even": {"a": b - 0.05, "b": b}}  # every difference the same: no test, no winner
+    runs = []
+    for f in range(5):
+        build_inputs(ds, {"split": {"n_folds": 5, "fold": f}}, seed=0).save(tmp_path / f"in{f}.npz")
+        for dataset, entries in errors.items():
+            for entry, e in entries.items():
+                (tmp_path / f"{dataset}{entry}{f}.json").write_text(json.dumps({"heldout_knn_error": e[f],
+                                                                                  "status": "ok"}))
+                runs.append({"dataset": dataset, "inputs": f"cv_f{f}", "entry": entry, "group": entry,
+                             "method": "pe", "data": str(tmp_path / "data.npz"),
+                             "inputs_file": str(tmp_path / f"in{f}.npz"),
+                             "scores": str(tmp_path / f"{dataset}{entry}{f}.json")})
+    out = {k: str(tmp_path / f"out.{k}") for k in ("png", "csv", "html")}
+    render({"name": "t", "paper": "nerv", "renderer": "cv_error", "runs": runs}, out)
+    import pandas as pd
+
+    table = pd.read_csv(out["csv"]).drop_duplicates(["dataset", "method_entry"]).set_index(["dataset", "method_entry"])
+    assert table.loc[("clear", "a"), "p_value"] < 0.05 and table.loc[("close", "a"), "p_value"] > 0.05
+    assert table["significant_winner"].to_dict() == {("clear", "a"): True, ("clear", "b"): False,
+                                                    ("close", "a"): False, ("close", "b"): False,
+                                                    ("even", "a"): False, ("even", "b"): False}

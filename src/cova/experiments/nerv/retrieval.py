@@ -32,11 +32,15 @@ def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_
               pr_k_max: int | None = None, joint: bool = False) -> None:
     """Mean smoothed precision and recall (lower is better: KL-based errors), their rank-based versions,
     trustworthiness and continuity curves over k, mean precision/recall at 20 neighbours, and the 5-NN error of
-    every run. With ``pr_relevant: r`` also the mean precision-recall curve for r relevant neighbours and
-    k = 1..``pr_k_max`` (default 2r) retrieved ones (the paper's Fig. 2 uses r = 75), and its value at k = r
-    (where precision equals recall) as ``precision_recall_at_r``. With ``joint: true`` also the smoothed precision
-    and recall "in the t-NeRV sense" (the two terms of Eq. 8 on joint probabilities, Fig. 9E). Every measure is
-    the run's own, computed by the score step (:func:`cova.metrics.retrieval.nerv_measures`, group ``nerv``)."""
+    every run, and the two ends of the mean precision-recall curve with 20 relevant neighbours (Sec. 4.3.1,
+    Fig. 9B): the mean precision with 1 retrieved neighbour (``pr_precision_left``) and with 100
+    (``pr_precision_right``; at one k, mean recall is mean precision × k / r, so both order the displays alike).
+    With ``pr_relevant: r`` also the mean precision-recall curve for r relevant neighbours and k = 1..``pr_k_max``
+    (default 2r) retrieved ones (the paper's Fig. 2 uses r = 75), its value at k = r (where precision equals
+    recall) as ``precision_recall_at_r`` and its ends, k = 1 and k = ``pr_k_max``, as ``pr_r_precision_left`` and
+    ``pr_r_precision_right``. With ``joint: true`` also the smoothed precision and recall "in the t-NeRV sense"
+    (the two terms of Eq. 8 on joint probabilities, Fig. 9E). Every measure is the run's own, computed by the score
+    step (:func:`cova.metrics.retrieval.nerv_measures`, group ``nerv``)."""
     r = int(pr_relevant) if pr_relevant else None
     text = about(spec)
     load = RunLoader()
@@ -51,6 +55,7 @@ def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_
             k = min(k_max, (n - 1) // 2)
             with np.load(run["per_point"]) as f:
                 t, c = f["t_curve"][:k], f["c_curve"][:k]
+                ends = (float(f["pr_precision"][0]), float(f["pr_precision"][-1]))  # k = 1 and 100 (n - 1 if fewer)
                 own = min(int(pr_k_max or 2 * r), n - 1) if r is not None else 0  # another figure's may be longer
                 pr = (ir.PrecisionRecallCurve(f["pr_r_k"][:own], f["pr_r_precision"][:own], f["pr_r_recall"][:own])
                       if r is not None else None)
@@ -65,13 +70,19 @@ def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_
             if pr is not None:
                 row["precision_recall_at_r"] = scores["precision_recall_at_r"]
                 pr_curves.append((run, pr))
+            row.update(pr_precision_left=ends[0], pr_precision_right=ends[1])  # the curves' ends, after the rest
+            if pr is not None:
+                row.update(pr_r_precision_left=float(pr.precision[0]), pr_r_precision_right=float(pr.precision[-1]))
         rows.append(row)
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
     write_html_atomic(table, out["html"], title=text.title,
                       note=text.caption + " Smoothed and rank-based measures are errors (lower is "
                       "better); precision/recall at 20 neighbours, T/C at k = 10 and the 5-NN error as defined by "
-                      "Venna et al. (2010)." + (f" precision_recall_at_r: mean precision (= recall) with {r} relevant "
-                                                f"and {r} retrieved neighbours." if r else "")
+                      "Venna et al. (2010); pr_precision_left and pr_precision_right: mean precision with 20 relevant "
+                      "and 1 or 100 retrieved neighbours, the ends of the precision-recall curve."
+                      + (f" precision_recall_at_r: mean precision (= recall) with {r} relevant and {r} retrieved "
+                         f"neighbours; pr_r_precision_left and pr_r_precision_right: mean precision with {r} relevant "
+                         f"and 1 or {pr_k_max or 2 * r} retrieved." if r else "")
                       + (f" Deviations and findings: {text.notes}" if text.notes else ""))
     save_figure(retrieval_figure(table, curves, text.title, pr_curves, r), out["png"])

@@ -23,7 +23,11 @@ from ...viz.retrieval import cv_error_figure
 from ...viz.tables import write_csv_atomic, write_html_atomic
 from ..common import RunLoader, about, findings_note, run_scores
 
-__all__ = ["cv_error", "fold_table", "best_vs_second"]
+__all__ = ["cv_error", "fold_table", "best_vs_second", "ALPHA"]
+
+#: The level at which a best-vs-second difference counts as significant (the paper's Table 3 boldfaces its
+#: "statistically significant winners" and prints no level; 5 %, the usual one).
+ALPHA = 0.05
 
 
 def fold_table(spec: dict[str, Any]) -> pd.DataFrame:
@@ -65,9 +69,10 @@ def best_vs_second(folds: pd.DataFrame) -> dict[str, Any]:
 def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
     """Mean ± standard deviation of the held-out 5-NN error per data set and method entry (Fig. 13) as a table and
     a grouped bar chart, with the best-vs-second paired t-test per data set (Table 3) in the table's ``versus`` and
-    ``p_value`` columns (on the best entry's rows). The CSV holds one row per fold (its ``inputs``, ``fold`` and
-    ``error``) beside its entry's summary, so that paired claims over the folds read it; the page shows the
-    summary."""
+    ``p_value`` columns (on the best entry's rows) and ``significant_winner`` (true on the best entry's rows where
+    p < :data:`ALPHA`, the paper's boldfaced winners; false elsewhere). The CSV holds one row per fold (its
+    ``inputs``, ``fold`` and ``error``) beside its entry's summary, so that paired claims over the folds read it;
+    the page shows the summary."""
     folds = fold_table(spec)
     rows = []
     for dataset, g in folds.groupby("dataset", sort=False):
@@ -80,7 +85,8 @@ def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
                          "mean_error": s["mean"], "std_error": s["std"], "folds": int(s["count"]),
                          "rank": ranks[entry],
                          "versus": test["second"] if entry == test["best"] else "",
-                         "p_value": test["p_value"] if entry == test["best"] else np.nan})
+                         "p_value": test["p_value"] if entry == test["best"] else np.nan,
+                         "significant_winner": bool(entry == test["best"] and test["p_value"] < ALPHA)})
     table = pd.DataFrame(rows)
     tests = "; ".join(f"{d}: {r.method_entry} best, vs {r.versus} p = {r.p_value:.2g}"
                       for d, r in ((r.dataset, r) for r in table[table.versus != ""].itertuples()))
