@@ -112,6 +112,14 @@ def test_aggregate_best_compares_each_values_best_row():
                     table) == "does not hold"
 
 
+def test_a_list_of_scores_gives_one_part_per_score():
+    table = _methods({"a": [0.9], "b": [0.5]}, t=[0.2, 0.6])
+    claim = _claim(test="best", winner="a", score=["s", "t"])
+    v = verdict(claim, evaluate(claim, table))
+    assert v.verdict == "partly" and v.detail == "does not hold for t: a best"
+    assert _verdict({**claim, "score": ["s"]}, table) == "holds"
+
+
 def test_best_top_k_is_among_the_first_k():
     table = _methods({"a": [0.9], "b": [0.7], "c": [0.6], "d": [0.5]})
     assert _verdict(_claim(test="best", winner="c", score="s", top=3), table) == "holds"

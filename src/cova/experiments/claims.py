@@ -58,6 +58,8 @@ VERDICTS = (HOLDS, PARTLY, FAILS, UNTESTABLE)
 _SELECTOR = [dict, None]
 _VALUE = [str, int, float]
 _AGGREGATE = [StrOptions({"mean", "best"})]
+#: A score column, or a list of them: "A is best in both precision and recall" is one part per score.
+_SCORE = NON_EMPTY_STR + [ListOf([str])]
 _COLUMNS = [ListOf([str]), None]
 _POINTS = [real(0, None)]
 
@@ -135,7 +137,7 @@ def _order_rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple
     return None
 
 
-@declare({"order": [ListOf(_VALUE + [ListOf(_VALUE)], min_items=2)], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
+@declare({"order": [ListOf(_VALUE + [ListOf(_VALUE)], min_items=2)], "score": _SCORE, "by": NON_EMPTY_STR,
           "higher": ["boolean"], "margin": _POINTS, "aggregate": _AGGREGATE}, rules=[_order_rule], check_calls=False)
 def order(rows: pd.DataFrame, *, order: list[Any], score: str, by: str = "method", higher: bool = True,
           margin: float = 0.0, aggregate: str = "mean", scale: float = 100.0) -> list[Part]:
@@ -157,7 +159,7 @@ def order(rows: pd.DataFrame, *, order: list[Any], score: str, by: str = "method
     return parts
 
 
-@declare({"winner": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "higher": ["boolean"],
+@declare({"winner": _VALUE, "score": _SCORE, "by": NON_EMPTY_STR, "higher": ["boolean"],
           "aggregate": _AGGREGATE, "top": [integer(1, None)]}, check_calls=False)
 def best(rows: pd.DataFrame, *, winner: Any, score: str, by: str = "method", higher: bool = True,
          aggregate: str = "mean", top: int = 1, scale: float = 100.0) -> list[Part]:
@@ -175,7 +177,7 @@ def best(rows: pd.DataFrame, *, winner: Any, score: str, by: str = "method", hig
                                     + (f", {ahead} at least as good" if top > 1 else ""))]
 
 
-@declare({"x": NON_EMPTY_STR, "score": NON_EMPTY_STR, "sign": [IntOptions([1, -1])], "monotone": ["boolean"]},
+@declare({"x": NON_EMPTY_STR, "score": _SCORE, "sign": [IntOptions([1, -1])], "monotone": ["boolean"]},
          check_calls=False)
 def trend(rows: pd.DataFrame, *, x: str, score: str, sign: int, monotone: bool = False,
           scale: float = 100.0) -> list[Part]:
@@ -194,7 +196,7 @@ def trend(rows: pd.DataFrame, *, x: str, score: str, sign: int, monotone: bool =
     return [Part(f"{score} {'rises' if sign > 0 else 'falls'} with {x}", ok, f"rho {rho:.2f} ({shown})")]
 
 
-@declare({"a": _VALUE, "b": _VALUE + [ListOf(_VALUE)], "score": NON_EMPTY_STR, "by": NON_EMPTY_STR,
+@declare({"a": _VALUE, "b": _VALUE + [ListOf(_VALUE)], "score": _SCORE, "by": NON_EMPTY_STR,
           "tol": _POINTS}, check_calls=False)
 def comparable(rows: pd.DataFrame, *, a: Any, b: Any, score: str, tol: float, by: str = "method",
                scale: float = 100.0) -> list[Part]:
@@ -210,7 +212,7 @@ def comparable(rows: pd.DataFrame, *, a: Any, b: Any, score: str, tol: float, by
     return parts
 
 
-@declare({"a": _VALUE, "others": [ListOf(_VALUE), None], "score": NON_EMPTY_STR,
+@declare({"a": _VALUE, "others": [ListOf(_VALUE), None], "score": _SCORE,
           "by": NON_EMPTY_STR, "higher": ["boolean"], "tol": _POINTS}, check_calls=False)
 def not_worse(rows: pd.DataFrame, *, a: Any, score: str, tol: float, others: list[Any] | None = None,
               by: str = "method", higher: bool = True, scale: float = 100.0) -> list[Part]:
@@ -235,7 +237,7 @@ def _bound_rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple
     return None
 
 
-@declare({"score": NON_EMPTY_STR, "above": [real(None, None), None], "below": [real(None, None), None],
+@declare({"score": _SCORE, "above": [real(None, None), None], "below": [real(None, None), None],
           "by": NON_EMPTY_STR}, rules=[_bound_rule], check_calls=False)
 def bound(rows: pd.DataFrame, *, score: str, above: float | None = None, below: float | None = None,
           by: str = "method", scale: float = 100.0) -> list[Part]:
@@ -251,7 +253,7 @@ def bound(rows: pd.DataFrame, *, score: str, above: float | None = None, below: 
     return parts or [Part(score, None, "no rows")]
 
 
-@declare({"a": _VALUE, "b": _VALUE, "score": NON_EMPTY_STR, "by": NON_EMPTY_STR, "pair": NON_EMPTY_STR,
+@declare({"a": _VALUE, "b": _VALUE, "score": _SCORE, "by": NON_EMPTY_STR, "pair": NON_EMPTY_STR,
           "higher": ["boolean"], "alpha": [real(0, 1, "neither")], "expect": [StrOptions({"better", "no_difference"})]},
          check_calls=False)
 def paired(rows: pd.DataFrame, *, a: Any, b: Any, score: str, pair: str, by: str = "method", higher: bool = True,
@@ -331,11 +333,15 @@ def select(table: pd.DataFrame, where: Mapping[str, Any] | None) -> pd.DataFrame
 
 def evaluate(claim: Mapping[str, Any], table: pd.DataFrame) -> list[Part]:
     """The parts of ``claim`` (checked and filled by :func:`cova.constraints.check_options` with :data:`TESTS`)
-    on ``table``: its predicate on each group of ``per`` of the selected rows, parts named by their group."""
+    on ``table``: its predicate on each group of ``per`` of the selected rows, parts named by their group; with a
+    list of scores, on each score."""
     test: Callable[..., list[Part]] = TESTS[claim["test"]]
     own = {k: claim[k] for k in getattr(test, "_parameter_constraints", {}) if k in claim}
     if "scale" in claim and "scale" in test.__kwdefaults__:
         own["scale"] = claim["scale"]
+    if isinstance(own.get("score"), list):  # one statement about several scores: its parts, score by score
+        return [Part(f"{s}: {p.name}", p.holds, p.ours, p.paper) for s in own["score"]
+                for p in evaluate({**claim, "score": s}, table)]
     rows = select(table, claim.get("where"))
     per = claim.get("per") or []
     if not per:
