@@ -5,6 +5,7 @@
 # Rules are thin: each calls one step of the `cova` package (python -m cova <step>); the Plan in
 # cova.config maps config entries to wildcard values and output paths.
 
+import hashlib
 import json
 import os
 import re

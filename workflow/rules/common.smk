@@ -18,6 +18,11 @@ def as_json(obj):
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
+def digest(obj):
+    """A short hash of ``obj`` as JSON: a rule parameter that changes when ``obj`` does."""
+    return hashlib.sha256(as_json(obj).encode()).hexdigest()[:16]
+
+
 def method_resource(name, default):
     def get(wildcards):
         return PLAN.method_job(wildcards.method, wildcards.params_id).resources.get(name, default)
