@@ -339,6 +339,21 @@ def test_mcml_finds_the_separating_axis():
     assert est.embedding_.shape == (l, 2) and s_s(est.embedding_, y) > 0.95
 
 
+def test_hlle_is_scikit_learns_hessian_eigenmaps_and_refuses_too_few_neighbours():
+    from sklearn.datasets import make_s_curve
+    from sklearn.manifold import LocallyLinearEmbedding
+
+    from cova.methods.baselines.sklearn_baselines import HLLE
+
+    X, _ = make_s_curve(300, random_state=0)
+    ours = HLLE(n_neighbors=12).fit_transform(make_inputs(X, np.zeros(300, dtype=int)))
+    theirs = LocallyLinearEmbedding(n_neighbors=12, method="hessian", eigen_solver="dense").fit_transform(X)
+    assert equal_up_to_sign(ours, theirs, atol=1e-8)
+    assert "method" not in HLLE().get_params()
+    with pytest.raises(ValueError, match="greater than"):
+        HLLE(n_neighbors=5).fit(make_inputs(X, np.zeros(300, dtype=int)))
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # LDMGI
 # ----------------------------------------------------------------------------------------------------------------

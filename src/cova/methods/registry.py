@@ -15,7 +15,7 @@ from .baselines.mcml import MCML
 from .baselines.mma import MMA
 from .baselines.mvu import LMVU, MUHSIC
 from .baselines.pe import ParametricEmbedding
-from .baselines.sklearn_baselines import LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
+from .baselines.sklearn_baselines import HLLE, LDA, LLE, MDS, NCA, PCA, UMAP, Isomap
 from .baselines.supervised_isomap import SupervisedIsomap
 from .coembed.acas import ACAS
 from .coembed.ca import CA
@@ -65,6 +65,7 @@ METHODS: dict[str, type[Embedder]] = {
     "supervised_nse": SupervisedNSE,
     "laplacian_eigenmaps": LaplacianEigenmaps,
     "lle": LLE,
+    "hlle": HLLE,
     "llc": LLC,
     "isomap": Isomap,
     "lmvu": LMVU,

@@ -56,7 +56,7 @@ CURVE_METHODS = ("nerv",)
 PAPER_CURVE_METHODS = ("nerv", "lmds")
 
 PRETTY = {"nerv": "NeRV", "tnerv": "t-NeRV", "sne": "SNE", "tsne": "t-SNE", "tsne_exact": "t-SNE (exact)",
-          "lle": "LLE", "isomap": "Isomap", "laplacian_eigenmaps": "LE", "pca": "PCA", "mds": "MDS",
+          "lle": "LLE", "hlle": "HLLE", "isomap": "Isomap", "laplacian_eigenmaps": "LE", "pca": "PCA", "mds": "MDS",
           "umap": "UMAP", "nse": "NSE", "cova_e1": "COVA-E1", "cova_e2": "COVA-E2", "cova_e3": "COVA-E3",
           "cova_e4": "COVA-E4", "cova_p1": "COVA-P1", "cova_p2": "COVA-P2", "cova_p3": "COVA-P3",
           "cova_p4": "COVA-P4", "eigen_cova": "eigen-COVA", "lmds": "Local MDS",

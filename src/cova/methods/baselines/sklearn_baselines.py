@@ -101,6 +101,35 @@ class LLE(Embedder):
         return self
 
 
+class HLLE(LLE):
+    """Hessian eigenmaps ("Hessian-based LLE", Donoho & Grimes 2003; one of NeRV's comparison methods, Sec. 4.1 and
+    Figs. 4-8) via ``sklearn.manifold.LocallyLinearEmbedding(method="hessian")``.
+
+    Parameters
+    ----------
+    n_neighbors : 10 [ours: NeRV tunes k; its experiments pick k from a grid by the F-measure]; Hessian eigenmaps
+        needs more than n_components·(n_components + 3)/2 neighbours. n_components : 2. reg : as LLE's.
+    eigen_solver : ``"dense"`` (default): ARPACK often fails to separate Hessian eigenmaps' near-null space
+        ("factor is exactly singular"); the dense solver is exact and deterministic (O(l³), seconds at l ≈ 3,000).
+    random_state : seed of ARPACK's start vector, if ``eigen_solver`` is ARPACK.
+    """
+
+    _parameter_constraints = {k: v for k, v in LLE._parameter_constraints.items() if k != "method"}
+
+    def __init__(self, n_neighbors: int = 10, n_components: int = 2, reg: float = 1e-3, eigen_solver: str = "dense",
+                 random_state: int = 0):
+        super().__init__(n_neighbors=n_neighbors, n_components=n_components, reg=reg, method="hessian",
+                         eigen_solver=eigen_solver, random_state=random_state)
+
+    def fit(self, inputs: Inputs) -> "HLLE":
+        self._validate_params()
+        k, d = int(self.n_neighbors), int(self.n_components)
+        if k <= d * (d + 3) // 2:
+            raise ValueError(f"n_neighbors must be greater than n_components * (n_components + 3) / 2 = "
+                             f"{d * (d + 3) // 2} for Hessian eigenmaps, got {k}")
+        return super().fit(inputs)
+
+
 class Isomap(Embedder):
     """Isomap (Tenenbaum et al. 2000; existing-method figures) via ``sklearn.manifold.Isomap``.
 
