@@ -18,6 +18,12 @@ def as_json(obj):
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
+def config_files():
+    """The configuration files of this run, relative to the workflow (config.yaml when none is given)."""
+    files = [os.path.relpath(f, workflow.basedir) for f in workflow.configfiles]
+    return ", ".join(files) or "config.yaml"
+
+
 def digest(obj):
     """A short hash of ``obj`` as JSON: a rule parameter that changes when ``obj`` does."""
     return hashlib.sha256(as_json(obj).encode()).hexdigest()[:16]
@@ -55,11 +61,12 @@ def write_json(path, obj):
 
 
 def git_commit():
-    """The commit the workflow runs from (``+dirty`` with uncommitted changes), for the reproduction record."""
+    """The commit the workflow runs from (and whether files differ from it), for the reproduction record."""
     import subprocess
 
     def git(*args):
         return subprocess.run(["git", *args], cwd=workflow.basedir, capture_output=True, text=True).stdout.strip()
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"{commit} with uncommitted changes" if dirty else commit

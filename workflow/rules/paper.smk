@@ -110,8 +110,9 @@ rule claims:
     benchmark:
         "results/benchmarks/jobs/claims.tsv"
     params:
-        # the claims' digest, not the claims: a change reruns the rule without printing every claim
-        digest=digest(PLAN.claims()),
+        # the claims' digest, not the claims: a change reruns the rule without printing every claim (sorted: the
+        # order of the experiments in a config file changes no claim)
+        digest=digest(sorted(PLAN.claims(), key=lambda c: c["id"])),
     run:
         write_json(output[0], PLAN.claims())
 
@@ -138,8 +139,7 @@ rule scorecard:
         mem_mb=1000,
         runtime=5,
     params:
-        about="Configuration: "
-        + (", ".join(os.path.relpath(f, workflow.basedir) for f in workflow.configfiles) or "config.yaml"),
+        about=f"Configuration: {config_files()}.",
     shell:
         "python -m cova --threads {threads} scorecard --claims {input.claims} --csv {output.csv}"
         " --html {output.html} --about {params.about:q} 2> {log}"
@@ -165,5 +165,5 @@ if not workflow.overwrite_configfiles:
             commit=lambda wc: git_commit(),
             date=lambda wc: time.strftime("%Y-%m-%d"),
         shell:
-            "python -m cova record --scorecard {input} --out {output} --commit {params.commit}"
+            "python -m cova record --scorecard {input} --out {output} --commit {params.commit:q}"
             " --date {params.date} --config config.yaml 2> {log}"
