@@ -287,3 +287,29 @@ def test_scale_one_compares_raw_units():
     claim = _claim(test="bound", score="s", below=4, scale=1, where={"method": "a"})
     assert _verdict(claim, table) == "holds"
     assert np.isclose(float(evaluate(claim, table)[0].ours.split()[-1]), 3.0)
+
+
+def test_claims_name_only_runs_their_experiment_has():
+    """A typo in a claim (a method, dataset, inputs block or method entry its experiment does not run) would make it
+    'not testable' at every scale: every name a tested claim of config.yaml selects or compares is one of its
+    experiment's runs (a renderer that pools a grid names the configured entry; the link renderers add 'prototypes'
+    rows)."""
+    plan = Plan(read_config_file(ROOT / "config.yaml"))
+    groups = {run: group for group, runs in plan.entry_groups.items() for run in runs}
+    bad = []
+    for c in plan.claims():
+        if c["test"] == "not_testable":
+            continue
+        runs = plan.experiment_runs(c["experiment"])
+        values = {"dataset": {d for d, _, _ in runs}, "inputs": {i for _, i, _ in runs},
+                  "method": {plan.method_jobs[e].method for _, _, e in runs},
+                  "method_entry": {e for _, _, e in runs} | {groups[e] for _, _, e in runs} | {"prototypes"},
+                  "group": {groups[e] for _, _, e in runs}}
+        named = [(col, v) for col, wanted in (c.get("where") or {}).items()
+                 for v in (wanted if isinstance(wanted, list) else [wanted])]
+        by = c.get("by", "method")
+        for key in ("order", "winner", "a", "b", "others"):
+            for item in c.get(key) if isinstance(c.get(key), list) else [c.get(key)]:
+                named += [(by, v) for v in (item if isinstance(item, list) else [item]) if v is not None]
+        bad += [(c["id"], col, v) for col, v in named if col in values and v not in values[col]]
+    assert not bad, bad
