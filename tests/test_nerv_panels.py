@@ -86,6 +86,19 @@ def test_select_by_f_picks_the_largest_f_per_dataset_and_entry():
     assert select_by_f(t).tolist() == [False, True, False, False, False, True]
 
 
+def test_restarts_keep_the_best_f_per_data_set_entry_and_grid_value():
+    """NeRV Sec. 4.3.2's "5 random restarts, keep the best by F": runs differing only in random_state compete; the
+    F-selection then runs on the kept ones, and entries without restarts are untouched."""
+    from cova.experiments.nerv.panels import keep_best_restart
+
+    t = pd.DataFrame({"dataset": ["a"] * 6 + ["a"], "group": ["nerv"] * 6 + ["pca"],
+                      "lam": [0.1, 0.1, 0.1, 0.5, 0.5, 0.5, np.nan],
+                      "random_state": [0, 1, 2, 0, 1, 2, np.nan],
+                      "rank_f": [0.4, 0.6, 0.5, 0.7, np.nan, 0.65, 0.3]})
+    assert keep_best_restart(t).tolist() == [False, True, False, True, False, False, True]
+    assert keep_best_restart(t.drop(columns="random_state")).all()
+
+
 def test_label_of_shows_grid_values():
     assert label_of({"method": "nerv", "lam": 0.3}, ["lam"]) == "NeRV (λ=0.3)"
     assert label_of({"method": "isomap", "lam": np.nan, "n_neighbors": 10.0}, ["lam", "n_neighbors"]) == "Isomap (k=10)"

@@ -47,7 +47,8 @@ from ...viz.tables import write_csv_atomic
 from ..common import RunLoader, about, run_scores
 from ..reference import REFERENCE
 
-__all__ = ["nerv_panels", "select_by_f", "label_of", "table2", "ground_truth_needs_a_loader"]
+__all__ = ["RESTART_KEY", "nerv_panels", "keep_best_restart", "select_by_f", "label_of", "table2",
+           "ground_truth_needs_a_loader"]
 
 #: Methods drawn as lambda-curves in Figs. 4, 6, 7 (all their runs on one data set, sorted by ``lam``).
 CURVE_METHODS = ("nerv",)
@@ -64,10 +65,29 @@ PRETTY = {"nerv": "NeRV", "tnerv": "t-NeRV", "sne": "SNE", "tsne": "t-SNE", "tsn
 #: Our registry name -> the row name of the paper's Table 2 ("Eigenmap" is the Laplacian eigenmap).
 PAPER_TABLE2_ROWS = {"laplacian_eigenmaps": "Eigenmap", "lle": "LLE", "isomap": "Isomap", "mds": "MDS",
                      "nerv": "NeRV", "lmds": "LocalMDS", "cca": "CCA", "cda": "CDA", "lmvu": "LMVU"}
-GRID_SYMBOLS = {"lam": "λ", "n_neighbors": "k", "alpha": "α", "perplexity": "perp."}
+GRID_SYMBOLS = {"lam": "λ", "n_neighbors": "k", "alpha": "α", "perplexity": "perp.", "random_state": "seed"}
 
 MEASURES = ["smoothed_precision_error", "smoothed_recall_error", "rank_precision", "rank_recall", "rank_f",
             "precision_20", "recall_20", "pr_auc", "trustworthiness_20", "continuity_20", "knn5_error"]
+
+
+#: The grid key of random restarts: a method entry with a grid over ``random_state`` keeps, per data set and other
+#: grid values, the restart with the largest F ("5 random restarts, keep the best by F", NeRV Sec. 4.3.2).
+RESTART_KEY = "random_state"
+
+
+def keep_best_restart(table: pd.DataFrame) -> pd.Series:
+    """Boolean mask: among runs of one data set and entry that differ only in :data:`RESTART_KEY`, the one with the
+    largest ``rank_f`` (first on ties; the first run when none has measures); every run of a table without
+    restarts."""
+    if RESTART_KEY not in table:
+        return pd.Series(True, index=table.index)
+    keys = ["dataset", "group", *(c for c in _grid_keys(table) if c != RESTART_KEY)]
+    kept = pd.Series(False, index=table.index)
+    for _, g in table.groupby(keys, sort=False, dropna=False):
+        f = g["rank_f"].astype(float)
+        kept[f.idxmax() if f.notna().any() else g.index[0]] = True
+    return kept
 
 
 def select_by_f(table: pd.DataFrame) -> pd.Series:
@@ -126,14 +146,15 @@ def _collect(spec: dict[str, Any], k_max: int) -> tuple[pd.DataFrame, dict[int, 
     for k in MEASURES:
         if k not in table:
             table[k] = np.nan
-    table["selected"] = select_by_f(table)
-    table["panel_run"] = table["selected"] | table["method"].isin(PAPER_CURVE_METHODS)
+    table["restart_kept"] = keep_best_restart(table)
+    table["selected"] = select_by_f(table[table.restart_kept]).reindex(table.index, fill_value=False)
+    table["panel_run"] = table.restart_kept & (table.selected | table.method.isin(PAPER_CURVE_METHODS))
     return table, curves
 
 
 def _grid_keys(table: pd.DataFrame) -> list[str]:
     fixed = {"dataset", "group", "method_entry", "method", "status", "n_samples", "runtime_s", "selected",
-             "panel_run", *MEASURES}
+             "panel_run", "restart_kept", *MEASURES}
     return [c for c in table.columns if c not in fixed]
 
 
@@ -268,5 +289,6 @@ def nerv_panels(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, m
     reference = spec["reference"] if spec["reference"] in REFERENCE else None
     t2 = table2(table, reference)
     write_csv_atomic(table, out["csv"])
-    _write_html(spec, table, t2, out["html"], truth)
-    _draw(spec, table, curves, out["png"])
+    shown = table[table.restart_kept]  # the restarts not kept stay in the CSV only
+    _write_html(spec, shown, t2, out["html"], truth)
+    _draw(spec, shown, curves, out["png"])
