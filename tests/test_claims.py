@@ -238,6 +238,16 @@ def test_scorecard_rows_causes_and_record(tmp_path):
     assert "- `cova:t:holds`: holds → does not hold" in text
 
 
+def test_a_claim_that_does_not_fit_its_table_is_not_testable_and_the_others_still_get_verdicts(tmp_path):
+    csv = tmp_path / "t.csv"
+    _methods({"a": [0.9, 0.7], "b": [0.1, 0.2]}, alpha=["low", "high"]).to_csv(csv, index=False)
+    claims = [{**_claim(test="trend", x="alpha", score="s", sign=-1), "id": "cova:t:text-x"},
+              {**_claim(test="order", order=["a", "b"], score="s"), "id": "cova:t:fine"}]
+    card = scorecard([{**c, "experiment": "t", "paper": "cova", "csv": str(csv)} for c in claims])
+    assert list(card["verdict"]) == ["not testable here", "holds"]
+    assert "does not fit the claim" in card["detail"].iloc[0]
+
+
 def test_part_names_carry_the_group():
     parts = evaluate(_claim(test="best", winner="a", score="s", per=["dataset"]),
                      _methods({"a": [0.9], "b": [0.1]}))

@@ -83,7 +83,12 @@ def scorecard(claims: list[Mapping[str, Any]]) -> pd.DataFrame:
         table = tables.get(claim["csv"])
         if table is None:
             table = tables[claim["csv"]] = pd.read_csv(claim["csv"])
-        parts = evaluate(claim, table)
+        try:
+            parts = evaluate(claim, table)
+        except (TypeError, ValueError) as err:  # e.g. a score column of text: the claim does not fit this table
+            rows.append({**base, "verdict": UNTESTABLE,
+                         "detail": f"the table of {claim['experiment']} does not fit the claim: {err}"})
+            continue
         v = verdict(claim, parts)
         row = {**base, "verdict": v.verdict, "detail": v.detail, "ours": v.ours, "paper_value": v.paper_value,
                "data": _data(claim, select(table, claim.get("where")))}
