@@ -8,7 +8,7 @@ import subprocess
 
 import yaml
 
-from cova.config import Plan
+from cova.config import Plan, read_config_file
 from snakemake_output import job_stats
 from test_workflow import SNAKEMAKE, load_ci, make_workdir, snakemake
 
@@ -60,3 +60,16 @@ def test_missing_data_names_dataset_and_what_was_tried(tmp_path):
     log = (workdir / "results/logs/fetch/compound.log").read_text()
     assert "compound" in log and "Compound.txt" in log and "COVA_DATA_MIRROR" in log
     assert not (workdir / "data/raw/compound/Compound.txt").exists()
+
+
+def test_the_reproduction_record_is_written_only_from_config_yaml(tmp_path):
+    """`snakemake docs/reproduction.md` plans the record from the whole config.yaml (the scorecard of every claim and
+    the runs behind it); a smaller configuration has no rule for it, so it cannot overwrite the paper-scale record."""
+    workdir = make_workdir(tmp_path)
+    jobs = job_stats(snakemake(workdir, "-n", "docs/reproduction.md").stdout)
+    plan = Plan(read_config_file(workdir / "config.yaml"))
+    assert jobs["reproduction_record"] == 1 and jobs["scorecard"] == 1
+    assert jobs["experiment"] == len(plan.claim_tables()) > 50  # every experiment a claim reads
+    proc = subprocess.run([SNAKEMAKE, "-n", "docs/reproduction.md", "--configfile", "config/ci.yaml"], cwd=workdir,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "No rule to produce docs/reproduction.md" in proc.stdout + proc.stderr
