@@ -74,6 +74,18 @@ def test_exclusion_and_prune(base_dir):
     assert {d for d, _, _ in plan.runs()} == {"a", "b"}  # f is missing its file: its runs use b
 
 
+@pytest.mark.parametrize("paper", [None, {"experiments": None}])
+def test_paper_null_removes_the_experiments_and_prune_keeps_only_the_runs(base_dir, paper):
+    """A user's overlay that names its own runs and drops the base's experiments (`paper: null`, or
+    `paper: {experiments: null}`), also when it excludes one of them by name: only its runs remain."""
+    overlay = {"overlay": {"base": "base.yaml", "prune": True, "exclude_experiments": {"x": "not mine"}},
+               "paper": paper, "runs": [{"dataset": "a", "inputs": "i", "methods": ["e1"]}]}
+    config = resolve_overlay(overlay, base_dir)
+    assert not (config.get("paper") or {}).get("experiments")
+    assert set(config["datasets"]) == {"a"} and set(config["methods"]) == {"e1"}
+    assert Plan(config).runs() == [("a", "i", "e1")]
+
+
 def test_an_overlay_may_build_on_an_overlay(base_dir):
     (base_dir / "small.yaml").write_text(yaml.safe_dump({"overlay": {"base": "base.yaml"},
                                                          "datasets": {"a": {"params": {"n_samples": 30}}}}))

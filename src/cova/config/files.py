@@ -132,15 +132,18 @@ def resolve_overlay(config: dict[str, Any], base_dir: str | Path | None = None) 
     base = resolve_overlay(read_config_file(path), base_dir)
     merged = copy.deepcopy(_merge(base, {k: v for k, v in config.items() if k != "overlay"}, ()))
     excluded = block.get("exclude_experiments", {})
-    experiments = merged.get("paper", {}).get("experiments", {})
-    configured = config.get("paper", {}).get("experiments", {})
+    # `paper: null` (or `experiments: null`) in the overlay removes the base's experiments altogether
+    experiments = (merged.get("paper") or {}).get("experiments") or {}
+    configured = (config.get("paper") or {}).get("experiments") or {}
     for name in excluded:
-        if name not in base.get("paper", {}).get("experiments", {}):
+        if name not in (base.get("paper") or {}).get("experiments", {}):
             raise ConfigError(f"config key overlay.exclude_experiments.{name}: the base {block['base']!r} has no "
                               f"experiment {name!r}")
         if name in configured:
             raise ConfigError(f"config key overlay.exclude_experiments.{name}: the overlay also configures "
                               f"paper.experiments.{name}; remove one of the two")
+        if name not in experiments:  # the overlay removed it with the rest of paper.experiments
+            continue
         merged.setdefault("paper", {}).setdefault("excluded", {})[name] = {
             "paper": experiments[name]["paper"], "reason": excluded[name],
             "paper_data": experiments[name].get("paper_data", []), "claims": experiments[name].get("claims", [])}
