@@ -52,17 +52,23 @@ def _from_gram(G: np.ndarray, lam: float) -> np.ndarray:
     return 0.5 * (Li + Li.transpose(0, 2, 1))
 
 
-def ldmgi_matrix(X: np.ndarray, n_neighbors: int = 10, lam: float = 1.0, *, random_state: int = 0) -> sp.csr_matrix:
-    """The LDMGI matrix L = Σ_i S_i L_i S_iᵀ (sparse CSR, symmetric PSD, L1 = 0) with cliques of size
-    k = ``n_neighbors`` (x_i and its k − 1 nearest neighbours, exact search) and regulariser λ = ``lam``."""
-    X = np.asarray(X, dtype=np.float64)
-    l = X.shape[0]
+def _check_clique(n_neighbors: int, lam: float, l: int) -> tuple[int, float]:
+    """The clique size k (an integer in [2, l]) and λ (finite, > 0), or a ValueError naming the parameter."""
     k = int(n_neighbors)
     if k != n_neighbors or not 2 <= k <= l:
         raise ValueError(f"n_neighbors (clique size k) must be an integer in [2, l = {l}], got {n_neighbors!r}")
     lam = float(lam)
     if not (np.isfinite(lam) and lam > 0):
         raise ValueError(f"lam (λ) must be finite and > 0, got {lam}")
+    return k, lam
+
+
+def ldmgi_matrix(X: np.ndarray, n_neighbors: int = 10, lam: float = 1.0, *, random_state: int = 0) -> sp.csr_matrix:
+    """The LDMGI matrix L = Σ_i S_i L_i S_iᵀ (sparse CSR, symmetric PSD, L1 = 0) with cliques of size
+    k = ``n_neighbors`` (x_i and its k − 1 nearest neighbours, exact search) and regulariser λ = ``lam``."""
+    X = np.asarray(X, dtype=np.float64)
+    l = X.shape[0]
+    k, lam = _check_clique(n_neighbors, lam, l)
     ind, _ = nearest_neighbors(X, k - 1, method="exact", random_state=random_state)
     cliques = np.concatenate([np.arange(l)[:, None], ind], axis=1)
     return _integrate(local_matrices(X, cliques, lam), cliques, l)
@@ -76,14 +82,9 @@ def ldmgi_matrix_from_distances(D: np.ndarray, n_neighbors: int = 10, lam: float
     :func:`ldmgi_matrix` of any points with these distances."""
     D = np.asarray(D, dtype=np.float64)
     l = D.shape[0]
-    k = int(n_neighbors)
     if D.ndim != 2 or D.shape != (l, l) or not np.all(np.isfinite(D)):
         raise ValueError(f"D must be a finite square distance matrix, got shape {D.shape}")
-    if k != n_neighbors or not 2 <= k <= l:
-        raise ValueError(f"n_neighbors (clique size k) must be an integer in [2, l = {l}], got {n_neighbors!r}")
-    lam = float(lam)
-    if not (np.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam (λ) must be finite and > 0, got {lam}")
+    k, lam = _check_clique(n_neighbors, lam, l)
     others = D + np.diag(np.full(l, np.inf))
     ind = np.argsort(others, axis=1, kind="stable")[:, : k - 1]
     cliques = np.concatenate([np.arange(l)[:, None], ind], axis=1)

@@ -90,13 +90,14 @@ def scorecard(claims: list[Mapping[str, Any]]) -> pd.DataFrame:
                          "detail": f"the table of {claim['experiment']} does not fit the claim: {err}"})
             continue
         v = verdict(claim, parts)
+        selected = select(table, claim.get("where"))
         row = {**base, "verdict": v.verdict, "detail": v.detail, "ours": v.ours, "paper_value": v.paper_value,
-               "data": _data(claim, select(table, claim.get("where")))}
+               "data": _data(claim, selected)}
         if v.verdict in (PARTLY, FAILS):
             if claim.get("cause"):
                 row["cause"], row["evidence"] = claim["cause"], claim.get("evidence") or ""
             else:
-                found = _gap_cause(claim, select(table, claim.get("where")))
+                found = _gap_cause(claim, selected)
                 row["cause"], row["evidence"] = found if found else (UNEXPLAINED, "")
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
