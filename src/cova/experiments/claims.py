@@ -41,8 +41,10 @@ from ..constraints import (
     IntOptions,
     Kinds,
     ListOf,
+    OptionError,
     StrOptions,
     StrPattern,
+    check_options,
     declare,
     integer,
     real,
@@ -371,9 +373,7 @@ def verdict(claim: Mapping[str, Any], parts: list[Part]) -> Verdict:
         outcome = HOLDS if len(held) > len(known) / 2 else PARTLY if held else FAILS
     else:
         outcome = HOLDS if not failed and not missing else PARTLY if held else FAILS
-    detail = ""
-    if outcome != HOLDS or failed:
-        detail = "does not hold for " + "; ".join(p.name for p in failed) if failed else ""
+    detail = "does not hold for " + "; ".join(p.name for p in failed) if failed else ""
     if missing:
         detail = (detail + "; " if detail else "") + "not testable for " + "; ".join(p.name for p in missing)
     paper = "; ".join(f"{p.name}: {p.paper}" if len(parts) > 1 else p.paper for p in parts if p.paper)
@@ -386,8 +386,6 @@ def check_claims(experiments: Mapping[str, Mapping[str, Any]],
     say why they are not tested), checked against :data:`TESTS` with the defaults filled in and the experiment's
     name, paper and ``paper_data`` added. Raises :class:`~cova.constraints.OptionError` naming the key for a bad
     claim, an id used twice, or an id whose paper is not its experiment's."""
-    from ..constraints import OptionError, check_options
-
     out: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     blocks = [("experiments", n, e) for n, e in experiments.items()]
