@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cova.config import SCORECARD_OUTPUTS, Plan, read_config_file, resolve_overlay, validate_config
+from cova.config import SCORECARD_OUTPUTS, Plan, read_config_file, resolve_config, validate_config
 
 # config.yaml is the default: `--config key=value` alone changes it, a --configfile replaces it (an overlay such as
 # config/ci.yaml names config.yaml as its base). Reading it first makes a YAML error name the file and line.
@@ -26,7 +26,7 @@ if not workflow.overwrite_configfiles:
 
 # An overlay (e.g. config/ci.yaml: `overlay: {base: config.yaml}` plus what differs) becomes the full config here,
 # in place, so that the rules and `snakemake --report` see the resolved config.
-_resolved = resolve_overlay(dict(config), workflow.basedir)
+_resolved = resolve_config(dict(config), workflow.basedir)
 config.clear()
 config.update(_resolved)
 
@@ -53,6 +53,7 @@ include: "workflow/rules/inputs.smk"
 include: "workflow/rules/methods.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/studies.smk"
 include: "workflow/rules/benchmarks.smk"
 
 

@@ -160,7 +160,7 @@ def test_loader_params_are_checked(dataset, param, value, expected):
     ("places_shaped", {"density": 0}, "density", "0 is not allowed; allowed: a float in the range (0.0, 1.0]"),
     ("random_matrix", {"n_samples": 2}, "n_samples", "2 is not allowed; allowed: an int in the range [3, inf)"),
     ("generic", {"path": "x.csv", "label": "y", "sep": "pipe"}, "sep", "'pipe' is not allowed"),
-    ("generic", {"path": "x.csv"}, "label", "required by loader 'generic'"),
+    ("generic", {"path": "x.csv", "header": "yes"}, "header", "'yes' is not allowed"),
 ])
 def test_loader_params_of_other_loaders(loader, params, key, expected):
     config = small(extra={"loader": loader, "params": params})

@@ -24,7 +24,7 @@ from cova.datasets import LOADERS
 
 #: Values a config must give because the loader has no default for them (a path to the user's own file).
 REQUIRED_VALUES: dict[str, dict[str, Any]] = {
-    "generic": {"path": "data/mine.csv", "label": "species"},
+    "generic": {"path": "data/mine.csv"},
     "places2": {"features": "data/places2.npz"},
 }
 
@@ -57,7 +57,7 @@ CASES: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {
                        "random_state": ([5], [-5])},
     "places2": {"features": (["f.h5"], ["", None, 3]), "labels": ([None, "y.npy"], ["", 1]),
                 "n_classes": ([None, 1, 365], [0, 1.5]), "n_per_class": ([None, 100], [0])},
-    "generic": {"path": (["d.tsv"], ["", None, 1]), "label": (["species", 0, -1], [None, 1.5, True, ["a"]]),
+    "generic": {"path": (["d.tsv"], ["", None, 1]), "label": (["species", 0, -1, None], [1.5, True, ["a"]]),
                 "features": ([None, "X", 2, ["a", 1], [-1]], [[], 1.5, True, [None], {"a": 1}]),
                 "label_names": ([None, [], ["a", "b"]], ["a", [1], [None]]),
                 "format": ([None, "npz", "csv", "mat", "h5ad"], ["xlsx", "CSV", 1]),

@@ -211,6 +211,14 @@ def cmd_experiment(a: argparse.Namespace) -> None:
     render(spec, {"png": a.png, "csv": a.csv, "html": a.html})
 
 
+def cmd_study(a: argparse.Namespace) -> None:
+    from .experiments.study_page import write_study_page
+
+    spec = _json(a.spec)
+    log.info("study %s: %d protocols, %d runs", spec["name"], len(spec["experiments"]), len(spec["runs"]))
+    write_study_page(spec, a.html, a.csv)
+
+
 def cmd_gaps(a: argparse.Namespace) -> None:
     from .experiments.gaps import UNEXPLAINED, write_paper_gaps
 
@@ -273,6 +281,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
     "datasets-table": ("summarise the processed datasets", cmd_datasets_table, ["info", "csv", "html"], {}),
     "experiment": ("render a paper figure/table from scored runs", cmd_experiment, ["spec", "png", "csv", "html"],
                    {}),
+    "study": ("the page of a study: its runs' scores and scatters, its protocols' figures", cmd_study,
+              ["spec", "html", "csv"], {}),
     "gaps": ("table of our numbers far from the papers' and their causes", cmd_gaps, ["experiments", "csv", "html"],
              {}),
     "scorecard": ("every claim of the papers with its verdict on the experiment tables", cmd_scorecard,

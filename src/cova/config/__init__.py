@@ -14,7 +14,9 @@ from .plan import (
     make_id,
     resolve_fallbacks,
 )
+from .studies import expand_studies, is_unlabelled, resolve_config, study_experiments
 
 __all__ = ["BENCHMARK_DIR", "COHORT_PARAMETERS", "ConfigError", "MethodJob", "PAPER_GAPS_OUTPUTS", "PROJECT_ROOT", "SCORECARD_OUTPUTS",
            "Plan", "SCHEMA_PATH", "TIMINGS_OUTPUTS", "check_config_file", "expand_grid", "known_cohort_count",
-           "load_schema", "make_id", "read_config_file", "resolve_fallbacks", "resolve_overlay", "validate_config"]
+           "load_schema", "make_id", "read_config_file", "resolve_fallbacks", "resolve_overlay", "validate_config",
+           "expand_studies", "is_unlabelled", "resolve_config", "study_experiments"]

@@ -11,15 +11,16 @@ from typing import Any
 
 import jsonschema
 
-from .files import ConfigError, _describe, _StrictIntegers, load_schema, read_config_file, resolve_overlay
+from .files import ConfigError, _describe, _StrictIntegers, load_schema, read_config_file
 from .plan import _local_file, expand_grid
+from .studies import is_unlabelled, resolve_config
 
 
 def check_config_file(path: str | Path, base_dir: str | Path | None = None) -> dict[str, Any]:
     """Read ``path`` (:func:`read_config_file`), resolve it if it is an overlay (its base looked up in
     ``base_dir``, by default the project root) and validate it (:func:`validate_config`). Returns the full
     configuration; raises :class:`ConfigError` naming the file, line, or key."""
-    config = resolve_overlay(read_config_file(path), base_dir)
+    config = resolve_config(read_config_file(path), base_dir)
     validate_config(config)
     return config
 
@@ -29,9 +30,10 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
     """Validate ``config`` against the JSON schema, then the cross-references between its sections.
 
     Raises :class:`ConfigError` whose message names the offending key and the allowed values. An overlay is
-    validated as the full configuration it stands for (:func:`resolve_overlay`, base looked up in the project root).
+    validated as the full configuration it stands for (:func:`~.studies.resolve_config`: base looked up in the project
+    root, studies expanded).
     """
-    config = resolve_overlay(config)
+    config = resolve_config(config)
     schema = load_schema(schema_path)
     validator = _StrictIntegers(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
@@ -178,9 +180,12 @@ COHORT_PARAMETERS: dict[str, tuple[str, ...]] = {
 
 def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
     """(number of cohorts, how it follows from the params) of a dataset entry whose loader fixes it
-    (:data:`COHORT_PARAMETERS`; ``places2`` only with ``n_classes`` set), else ``None``."""
+    (:data:`COHORT_PARAMETERS`; ``places2`` only with ``n_classes`` set; one for a ``generic`` file without a
+    label column), else ``None``."""
     from ..datasets import LOADERS
 
+    if is_unlabelled(ds):
+        return 1, "a generic file read without a label column (params.label)"
     if ds["loader"] not in COHORT_PARAMETERS:
         return None
     defaults = {k: p.default for k, p in inspect.signature(LOADERS[ds["loader"]]).parameters.items()}
@@ -206,7 +211,7 @@ def _check_cohort_count(config: dict[str, Any], run: dict[str, Any], where: str)
     if block.get("cohorts", {}).get("kind") == "spectral" or known is None or known[0] >= 2:
         return
     who = []
-    if {"confidence", "prototypes"} & set(block) or not {"graph", "relation"} & set(block):
+    if {"weights", "confidence", "prototypes"} & set(block):
         who.append(f"inputs block {run['inputs']!r} (cohort confidences R, prototypes)")
     for entry in run["methods"]:
         m = config["methods"][entry]

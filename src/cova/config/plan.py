@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import ConfigError, resolve_overlay
+from .studies import expand_studies
 
 
 def _local_file(ds: dict[str, Any]) -> str | None:
@@ -161,7 +162,9 @@ class Plan:
     each, and fitting it once gives the same embeddings."""
 
     def __init__(self, config: dict[str, Any]):
-        config, self.notices = resolve_fallbacks(resolve_overlay(config))
+        config, study_notices = expand_studies(resolve_overlay(config))
+        config, self.notices = resolve_fallbacks(config)
+        self.notices = study_notices + self.notices
         self.config = config
         self.seed = int(config["seed"])
         self.metrics = {"n_neighbors": 12, "kappa": 2, **config.get("metrics", {})}
@@ -369,8 +372,58 @@ class Plan:
         return list(files)
 
     def experiment_outputs(self, name: str) -> dict[str, str]:
-        stem = f"results/paper/{self.experiments[name]['paper']}/{name}"
+        """The figure, table and page of experiment ``name``: ``results/paper/{paper}/{name}.*``, or
+        ``results/studies/{study}/{name}.*`` for an experiment a study generated."""
+        e = self.experiments[name]
+        stem = f"results/studies/{e['study']}/{name}" if "study" in e else f"results/paper/{e['paper']}/{name}"
         return {"png": f"{stem}.png", "csv": f"{stem}.csv", "html": f"{stem}.html"}
+
+    def experiment_benchmark(self, name: str) -> str:
+        """The benchmark file of experiment ``name``'s rendering job."""
+        e = self.experiments[name]
+        group = f"studies/{e['study']}" if "study" in e else e["paper"]
+        return f"{BENCHMARK_DIR}/experiment/{group}/{name}.tsv"
+
+    @property
+    def studies(self) -> list[str]:
+        """The configured studies, in config order."""
+        return list(self.config.get("studies") or {})
+
+    def study_experiments(self, study: str) -> list[str]:
+        """The experiments study ``study`` generated, one per protocol it runs."""
+        return [n for n, e in self.experiments.items() if e.get("study") == study]
+
+    def study_runs(self, study: str) -> list[tuple[str, str, str]]:
+        """Every run of study ``study``'s experiments, in order, no repeats."""
+        return self.expand_runs([r for n in self.study_experiments(study) for r in self.experiments[n]["runs"]])
+
+    @staticmethod
+    def study_page(study: str) -> dict[str, str]:
+        """The page and the scores table of study ``study`` (rule ``study``)."""
+        return {"html": f"results/studies/{study}/index.html", "csv": f"results/studies/{study}/scores.csv"}
+
+    def study_spec(self, study: str) -> dict[str, Any]:
+        """What the study page gets: its name, data sets, experiments (name, protocol, title, files) and runs (as in
+        :meth:`experiment_spec`, with each run's scatter)."""
+        experiments = [{"name": n, "protocol": n[len(study) + 1:], "title": self.experiments[n].get("title") or n,
+                        **self.experiment_outputs(n)} for n in self.study_experiments(study)]
+        group_of = {run: group for group, runs in self.entry_groups.items() for run in runs}
+        runs = []
+        for dataset, inputs, entry in self.study_runs(study):
+            job = self.method_jobs[entry]
+            runs.append({"dataset": dataset, "inputs": inputs, "entry": entry, "group": group_of[entry],
+                         "method": job.method, "grid": job.grid_values,
+                         "scores": self.run_file(dataset, inputs, entry, "scores.json"),
+                         "scatter": self.run_file(dataset, inputs, entry, "scatter.png")})
+        return {"name": study, "datasets": list(self.config["studies"][study]["datasets"]),
+                "experiments": experiments, "runs": runs}
+
+    def study_inputs(self, study: str) -> list[str]:
+        """The files the study page reads: its experiments' outputs, every run's scores and scatter."""
+        spec = self.study_spec(study)
+        files = [e[k] for e in spec["experiments"] for k in ("png", "csv", "html")]
+        files += [f for r in spec["runs"] for f in (r["scores"], r["scatter"])]
+        return list(dict.fromkeys(files))
 
     def run_dirs(self) -> list[str]:
         return [self.run_dir(*r) for r in self.runs()]
@@ -395,6 +448,8 @@ class Plan:
             targets.extend(PAPER_GAPS_OUTPUTS.values())
         if self.claims():
             targets.extend(SCORECARD_OUTPUTS.values())
+        for study in self.studies:
+            targets.extend(self.study_page(study).values())
         return targets
 
     def reference_experiments(self) -> dict[str, dict[str, str]]:
@@ -449,7 +504,7 @@ class Plan:
         files of the jobs that declare more than one thread, with their count (the cores Snakemake holds for them)."""
         runs = self.runs()
         index = {r: i for i, r in enumerate(runs)}
-        experiments = {name: {"paper": e["paper"], "own": f"{BENCHMARK_DIR}/experiment/{e['paper']}/{name}.tsv",
+        experiments = {name: {"paper": e["paper"], "own": self.experiment_benchmark(name),
                               "runs": [index[r] for r in self.experiment_runs(name)]}
                        for name, e in self.experiments.items()}
         chains = [self.run_chain(*r) for r in runs]

@@ -1,5 +1,6 @@
-"""A user's own labelled data set from one file: how a data set is added from the config alone, e.g.
-``datasets: {mine: {loader: generic, params: {path: data/mine.csv, label: species}}}``.
+"""A user's own data set from one file: how a data set is added from the config alone, e.g.
+``datasets: {mine: {loader: generic, params: {path: data/mine.csv, label: species}}}``; without ``label`` the data
+have no labels (one cohort, ``unlabelled``): the methods and scores that need none run on them.
 
 Formats: delimited text (``.csv``, ``.tsv``, ``.txt``, ``.dat``; comma, tab or whitespace separated, with or
 without a header row), ``.npz``, MATLAB ``.mat`` and AnnData ``.h5ad``. Every refusal names the file and what in
@@ -27,6 +28,8 @@ TEXT_SUFFIXES = {"csv": "comma", "tsv": "tab", "txt": "whitespace", "dat": "whit
 SEPARATORS = {"comma": ",", "tab": "\t", "whitespace": r"\s+", "semicolon": ";"}
 
 Column = str | int
+#: The one cohort name of data read without a label column.
+UNLABELLED = "unlabelled"
 
 
 def _as_strings(values: np.ndarray) -> np.ndarray:
@@ -194,14 +197,17 @@ def _text_features(df: Any, label_col: Any, features: Any, header: bool, path: P
 def _from_text(path: Path, label: Any, features: Any, sep: str, header: bool,
                na_values: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray, list[Any], dict[str, Any]]:
     df = _read_text(path, sep, header, na_values)
-    label_col = _resolve(df, label, header, "label", path)
+    label_col = None if label is None else _resolve(df, label, header, "label", path)
     cols, ignored = _text_features(df, label_col, features, header, path)
     X = df[cols].to_numpy(dtype=np.float64)
-    y_missing = df[label_col].isna().to_numpy()
+    y_missing = np.zeros(len(df), dtype=bool) if label_col is None else df[label_col].isna().to_numpy()
     _nan_rows(X, y_missing, str(path), "data rows", 1 + int(header), [str(c) for c in cols])
-    y_raw = df[label_col].to_numpy()
-    if df[label_col].dtype.kind not in "iufb":
-        y_raw = y_raw.astype(str)
+    if label_col is None:
+        y_raw = np.zeros(len(df), dtype=np.int64)
+    else:
+        y_raw = df[label_col].to_numpy()
+        if df[label_col].dtype.kind not in "iufb":
+            y_raw = y_raw.astype(str)
     names: list[Any] = [str(c) for c in cols] if header else [int(c) for c in cols]
     extra: dict[str, Any] = {}
     if ignored:
@@ -226,15 +232,17 @@ def _npz_array(arrays: Any, name: str, what: str, path: Path, label: str) -> np.
                          f"{label}=np.asarray(labels, dtype=str))") from None
 
 
-def _from_arrays(path: Path, fmt: str, label: str, fname: str) -> tuple[np.ndarray, np.ndarray]:
+def _from_arrays(path: Path, fmt: str, label: str | None, fname: str) -> tuple[np.ndarray, np.ndarray]:
+    """Features ``fname`` and labels ``label`` (zeros when ``None``: data without labels) of an npz or mat file."""
     if fmt == "npz":
         try:
             arrays = np.load(path, allow_pickle=False)
         except (zipfile.BadZipFile, OSError, ValueError) as e:
             raise ValueError(f"{path}: not an .npz archive ({e}); write it with np.savez") from None
         with arrays:
-            X = _npz_array(arrays, fname, "features", path, label)
-            y = _npz_array(arrays, label, "label", path, label)
+            X = _npz_array(arrays, fname, "features", path, label or "labels")
+            y = (np.zeros(len(X), dtype=np.int64) if label is None
+                 else _npz_array(arrays, label, "label", path, label))
         return X, y
     import scipy.io
 
@@ -243,10 +251,11 @@ def _from_arrays(path: Path, fmt: str, label: str, fname: str) -> tuple[np.ndarr
     except NotImplementedError as e:  # v7.3 files are HDF5
         raise ValueError(f"{path}: MATLAB v7.3 (HDF5) files are not supported; save with -v7 or use .npz") from e
     for name, what in ((fname, "features"), (label, "label")):
-        if name not in mat:
+        if name is not None and name not in mat:
             avail = sorted(k for k in mat if not k.startswith("__"))
             raise ValueError(f"{path}: no {what} array {name!r}; available: {avail}")
-    return np.asarray(mat[fname]), np.asarray(mat[label])
+    X = np.asarray(mat[fname])
+    return X, np.zeros(len(X), dtype=np.int64) if label is None else np.asarray(mat[label])
 
 
 def _format(path: Path, format: str | None, sep: str | None) -> tuple[str, str | None]:
@@ -268,11 +277,11 @@ _COLUMN = [str, integer()]
 _STRINGS = ListOf([str], min_items=0, description="a list of strings")
 
 
-@declare({"path": [*NON_EMPTY_STR, os.PathLike], "label": _COLUMN,
+@declare({"path": [*NON_EMPTY_STR, os.PathLike], "label": [*_COLUMN, None],
           "features": [*_COLUMN, None, ListOf(_COLUMN, description="a non-empty list of column names or indices")],
           "label_names": [_STRINGS, None], "format": [StrOptions(set(FORMATS)), None],
           "sep": [StrOptions(set(SEPARATORS)), None], "header": ["boolean"], "na_values": [_STRINGS, None]})
-def generic(path: str | os.PathLike, label: Column, features: Column | Sequence[Column] | None = None,
+def generic(path: str | os.PathLike, label: Column | None = None, features: Column | Sequence[Column] | None = None,
             label_names: Sequence[str] | None = None, format: str | None = None, sep: str | None = None,
             header: bool = True, na_values: Sequence[str] | None = None) -> Dataset:
     """Load a labelled data set from ``path``.
@@ -312,7 +321,7 @@ def generic(path: str | os.PathLike, label: Column, features: Column | Sequence[
     if fmt == "csv":
         X, y_raw, feature_names, extra = _from_text(path, label, features, sep or "comma", header, na_values)
     else:
-        if not isinstance(label, str):
+        if label is not None and not isinstance(label, str):
             raise ValueError(f"{path}: for {fmt} files label is the name of an array (obs column for h5ad), "
                              f"got {label!r}")
         if features is not None and not isinstance(features, str):
@@ -341,7 +350,12 @@ def generic(path: str | os.PathLike, label: Column, features: Column | Sequence[
         feature_names = list(range(X.shape[1]))
     if X.shape[0] < 2:
         raise ValueError(f"{path}: {X.shape[0]} data rows; a data set needs at least 2")
-    labels, names = encode_labels(y_raw, label_names)
+    if label is None:  # data without labels: one cohort, which the config check and the scores know
+        if label_names is not None:
+            raise ValueError(f"{path}: label_names names the classes of a label column, but no label is given")
+        labels, names = np.zeros(X.shape[0], dtype=np.int64), [UNLABELLED]
+    else:
+        labels, names = encode_labels(y_raw, label_names)
     constant = np.ptp(X, axis=0) == 0
     if constant.all():
         raise ValueError(f"{path}: all {X.shape[1]} features are constant")
@@ -350,6 +364,6 @@ def generic(path: str | os.PathLike, label: Column, features: Column | Sequence[
     if "feature_names" in extra:
         extra["feature_names"] = [extra["feature_names"][k] for k in np.flatnonzero(~constant)]
     return Dataset(X, labels, names, meta={
-        "source": str(path), "format": fmt, "label": label,
+        "source": str(path), "format": fmt, "label": label, "unlabelled": label is None,
         "features": [feature_names[k] for k in np.flatnonzero(~constant)] if fmt == "csv" else (features or "X"),
         "n_constant_dropped": len(dropped), "constant_dropped": dropped, "n_samples": int(len(labels)), **extra})

@@ -81,8 +81,9 @@ def _column(node: Any, name: str, path: Path) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"{path}: obs column {name!r} has encoding {kind!r}, which cannot be read as labels")
 
 
-def read_h5ad(path: Path, label: str, features: str | None) -> H5adArrays:
-    """Features ``X`` (or the ``layers``/``obsm`` matrix named ``features``) and the ``obs`` column ``label``."""
+def read_h5ad(path: Path, label: str | None, features: str | None) -> H5adArrays:
+    """Features ``X`` (or the ``layers``/``obsm`` matrix named ``features``) and the ``obs`` column ``label`` (zeros
+    when ``label`` is ``None``: data without labels)."""
     try:
         import h5py
     except ImportError as e:
@@ -98,10 +99,13 @@ def read_h5ad(path: Path, label: str, features: str | None) -> H5adArrays:
         obs = f["obs"]
         index = _attr(obs, "_index", "_index")
         columns = [str(c) for c in obs.attrs.get("column-order", [])]
-        if label not in columns:
+        if label is not None and label not in columns:
             raise ValueError(f"{path}: no obs column {label!r} for the labels; obs columns: {columns}")
-        labels, missing = _column(obs[label], label, path)
         sample_names = [str(s) for s in _strings(obs[index])]
+        if label is None:
+            labels, missing = np.zeros(len(sample_names), dtype=np.int64), np.zeros(len(sample_names), dtype=bool)
+        else:
+            labels, missing = _column(obs[label], label, path)
         var_names = [str(s) for s in _strings(f["var"][_attr(f["var"], "_index", "_index")])]
         if (features is None or features == "X") and "X" in f:
             X, names, where = _matrix(f["X"], "X", path), var_names, "X"
