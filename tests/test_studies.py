@@ -189,3 +189,34 @@ def test_readme_study_runs_end_to_end(tmp_path):
         assert (tmp_path / "results/studies/cells" / img).is_file(), img
     scores = pd.read_csv(tmp_path / "results/studies/cells/scores.csv")
     assert len(scores) == 9 and scores["s_n"].between(0, 1).all() and scores["status"].eq("ok").all()
+
+
+def test_an_experiment_is_a_protocol_over_the_datasets_it_lists(tmp_path):
+    """Adding a data set to a paper experiment is one line of its ``datasets``; the check says what a listed data
+    set lacks for the experiment's runs (labels, a graph) before any job, naming the experiment's key."""
+    X, y = digits(80)
+    write_h5ad(tmp_path / "c.h5ad", X, y)
+    write_h5ad(tmp_path / "u.h5ad", X, None)
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    experiment = config["paper"]["experiments"]["table3"]
+    assert "dataset" not in experiment["runs"][0] and len(experiment["datasets"]) == 3
+    config["datasets"]["cells"] = {"loader": "generic", "params": {"path": str(tmp_path / "c.h5ad"),
+                                                                   "label": "cell_type"}}
+    experiment["datasets"].append("cells")
+    validate_config(config)
+    runs = Plan(config).experiment_runs("table3")
+    assert {(d, e) for d, _, e in runs if d == "cells"} == {("cells", "sne"), ("cells", "tsne"), ("cells", "lle")}
+    config["datasets"]["cells"]["params"] = {"path": str(tmp_path / "u.h5ad")}
+    with pytest.raises(ConfigError, match=r"config key paper\.experiments\.table3\.runs\[3\] \(from paper\."
+                                          r"experiments\.table3\.datasets\[3\]\): dataset 'cells' has 1 cohort"):
+        validate_config(config)
+    config["datasets"]["cells"]["params"]["label"] = "cell_type"
+    config["paper"]["experiments"]["dosnes_fig2_4"]["runs"][0]["dataset"] = "cells"
+    with pytest.raises(ConfigError, match=r"inputs block 'citation_raw' reads the dataset's graph \(graph: \{source: "
+                                          r"relations\}\), but dataset 'cells' \(loader 'generic'\) has none"):
+        validate_config(config)
+    config["paper"]["experiments"]["dosnes_fig2_4"]["runs"][0]["dataset"] = "cora"
+    validate_config(config)
+    del experiment["datasets"]
+    with pytest.raises(ConfigError, match=r"config key paper\.experiments\.table3\.runs\[0\]: names no dataset"):
+        validate_config(config)

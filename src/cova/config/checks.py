@@ -100,15 +100,23 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
         except OptionError as err:
             raise ConfigError(str(err)) from None
     experiments = config.get("paper", {}).get("experiments", {})
-    blocks = [("runs", config["runs"])] + [(f"paper.experiments.{n}.runs", e["runs"]) for n, e in experiments.items()]
-    for where, runs in blocks:
+    for name, e in experiments.items():
+        for j, dataset in enumerate(e.get("datasets", [])):
+            _ref(config, "datasets", dataset, f"paper.experiments.{name}.datasets[{j}]")
+    blocks = [("runs", config["runs"], [])] + [(f"paper.experiments.{n}.runs", e["runs"], e.get("datasets", []))
+                                              for n, e in experiments.items()]
+    for where, runs, listed in blocks:
         for i, run in enumerate(runs):
             _ref(config, "datasets", run["dataset"], f"{where}[{i}].dataset")
             _ref(config, "inputs", run["inputs"], f"{where}[{i}].inputs")
             for j, m in enumerate(run["methods"]):
                 _ref(config, "methods", m, f"{where}[{i}].methods[{j}]")
-            _check_required_inputs(config, run, f"{where}[{i}]")
-            _check_cohort_count(config, run, f"{where}[{i}]")
+            # a run of an experiment's listed data sets: say which entry of `datasets` it comes from
+            at = f"{where}[{i}]" + (f" (from {where[:-5]}.datasets[{listed.index(run['dataset'])}])"
+                                    if run["dataset"] in listed else "")
+            _check_required_inputs(config, run, at)
+            _check_dataset_graph(config, run, at)
+            _check_cohort_count(config, run, at)
     for name, e in experiments.items():
         if "reference" in e and e["reference"] not in REFERENCE:
             raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
@@ -167,6 +175,21 @@ def _check_required_inputs(config: dict[str, Any], run: dict[str, Any], where: s
                 raise ConfigError(f"config key {where}: method entry {entry!r} ({m['method']}) needs "
                                   f"{', '.join(missing)}, which inputs block {run['inputs']!r} does not provide "
                                   f"(it provides {', '.join(sorted(provided))})")
+
+
+def _check_dataset_graph(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run whose inputs block reads the dataset's own graph (``graph: {source: relations}``, ``relation:
+    {source: hop_distances}``) on a dataset whose loader gives none (:data:`cova.datasets.GRAPH_LOADERS`)."""
+    from ..datasets import GRAPH_LOADERS
+
+    block = config["inputs"][run["inputs"]]
+    reads = ("graph" in block and "graph: {source: relations}") or (
+        (block.get("relation") or {}).get("source") == "hop_distances" and "relation: {source: hop_distances}")
+    loader = config["datasets"][run["dataset"]]["loader"]
+    if reads and loader not in GRAPH_LOADERS:
+        raise ConfigError(f"config key {where}: inputs block {run['inputs']!r} reads the dataset's graph ({reads}), "
+                          f"but dataset {run['dataset']!r} (loader {loader!r}) has none; the loaders that give a "
+                          f"graph: {', '.join(GRAPH_LOADERS)}; for vector data use weights: {{kind: ...}} instead")
 
 
 #: Loader -> the parameters whose product is its number of cohorts (a loader's default when not set); loaders not

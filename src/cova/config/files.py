@@ -171,7 +171,10 @@ def _merge(base: Any, over: Any, where: tuple[str, ...]) -> Any:
 def _prune_unused(config: dict[str, Any]) -> None:
     """Drop (in place) the datasets, inputs blocks and method entries that nothing runs."""
     paper = config.get("paper", {})
-    runs = list(config.get("runs", [])) + [r for e in paper.get("experiments", {}).values() for r in e["runs"]]
+    runs = list(config.get("runs", []))
+    for e in paper.get("experiments", {}).values():  # a run without dataset goes through the experiment's datasets
+        runs += [r if "dataset" in r else {**r, "dataset": d} for r in e["runs"]
+                 for d in ([r.get("dataset")] if "dataset" in r else e.get("datasets", []))]
     fig1 = paper.get("cova", {}).get("fig1")
     if fig1:
         runs.append({"dataset": fig1["dataset"], "inputs": fig1["inputs"], "methods": [fig1["cova"], fig1["tsne"]]})

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import ConfigError, resolve_overlay
-from .studies import expand_studies
+from .studies import expand_experiment_datasets, expand_studies
 
 
 def _local_file(ds: dict[str, Any]) -> str | None:
@@ -48,6 +48,8 @@ def resolve_fallbacks(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]
     for e in config.get("paper", {}).get("experiments", {}).values():
         used = {r["dataset"] for r in e["runs"]} & set(missing)
         e["runs"] = fix(e["runs"])
+        if "datasets" in e:
+            e["datasets"] = [missing.get(d, d) for d in e["datasets"]]
         if used:
             e["fallbacks"] = {k: missing[k] for k in sorted(used)}
     fig1 = config.get("paper", {}).get("cova", {}).get("fig1")
@@ -162,7 +164,7 @@ class Plan:
     each, and fitting it once gives the same embeddings."""
 
     def __init__(self, config: dict[str, Any]):
-        config, study_notices = expand_studies(resolve_overlay(config))
+        config, study_notices = expand_studies(expand_experiment_datasets(resolve_overlay(config)))
         config, self.notices = resolve_fallbacks(config)
         self.notices = study_notices + self.notices
         self.config = config

@@ -1,4 +1,5 @@
-"""Studies: a user's data sets through the papers' protocols (:mod:`cova.experiments.protocols`), in a few lines::
+"""Protocols: a paper experiment over the data sets it lists (:func:`expand_experiment_datasets`), and studies: a
+user's data sets through the papers' protocols (:mod:`cova.experiments.protocols`), in a few lines::
 
     datasets:
       cells: {loader: generic, params: {path: my_data/cells.h5ad, label: cell_type}}
@@ -148,9 +149,45 @@ def study_experiments(config: dict[str, Any], study: str) -> list[str]:
     return [name for name, e in (config.get("paper", {}).get("experiments") or {}).items() if e.get("study") == study]
 
 
+def expand_experiment_datasets(config: dict[str, Any]) -> dict[str, Any]:
+    """The configuration with every paper experiment that lists its ``datasets`` given one run per data set for each
+    of its runs that names no ``dataset`` (in place of that run, in the order of ``datasets``), so that an experiment
+    is a protocol and adding a data set to it is one line::
+
+        table_h2:
+          datasets: [sinusoid, compound]
+          runs:
+            - {inputs: ring, methods: [e1_h2, e2_h2]}
+
+    Runs that name their dataset stay as they are. Raises :class:`ConfigError` naming the run for a run without a
+    dataset in an experiment without ``datasets``. Idempotent."""
+    experiments = (config.get("paper") or {}).get("experiments") or {}
+    if not any(isinstance(e, dict) and isinstance(e.get("runs"), list)
+               and any(isinstance(r, dict) and "dataset" not in r for r in e["runs"]) for e in experiments.values()):
+        return config
+    out = copy.deepcopy(config)
+    for name, e in out["paper"]["experiments"].items():
+        if not isinstance(e, dict) or not isinstance(e.get("runs"), list):
+            continue  # the schema names what is wrong
+        datasets = e.get("datasets")
+        runs = []
+        for i, run in enumerate(e["runs"]):
+            if not isinstance(run, dict) or "dataset" in run:
+                runs.append(run)
+            elif isinstance(datasets, list) and datasets:
+                runs.extend({"dataset": d, **run} for d in datasets)
+            else:
+                raise ConfigError(f"config key paper.experiments.{name}.runs[{i}]: names no dataset; give it "
+                                  f"dataset: <name>, or list the experiment's data sets (paper.experiments.{name}."
+                                  f"datasets: [...]) to run it on each")
+        e["runs"] = runs
+    return out
+
+
 def resolve_config(config: dict[str, Any], base_dir: Any = None) -> dict[str, Any]:
-    """The full configuration ``config`` stands for: its overlay resolved (:func:`~.files.resolve_overlay`) and its
-    studies expanded (:func:`expand_studies`)."""
+    """The full configuration ``config`` stands for: its overlay resolved (:func:`~.files.resolve_overlay`), its
+    experiments' ``datasets`` (:func:`expand_experiment_datasets`) and its studies expanded
+    (:func:`expand_studies`)."""
     from .files import resolve_overlay
 
-    return expand_studies(resolve_overlay(config, base_dir))[0]
+    return expand_studies(expand_experiment_datasets(resolve_overlay(config, base_dir)))[0]

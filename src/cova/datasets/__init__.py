@@ -46,6 +46,10 @@ RAW_SOURCES: dict[str, str] = {
 #: measures can be computed instead of X (NeRV Fig. 8).
 GROUND_TRUTH_LOADERS: tuple[str, ...] = ("sculpt_faces",)
 
+#: Loaders whose datasets carry a relation (graph) matrix between their samples (:attr:`Dataset.relations`), which
+#: an inputs block with ``graph: {source: relations}`` or ``relation: {source: hop_distances}`` reads.
+GRAPH_LOADERS: tuple[str, ...] = ("cora", "random_matrix", "worldtrade")
+
 #: Loaders that need no file at all (seeded generators and sklearn's bundled digits).
 BUILTIN: tuple[str, ...] = tuple(n for n in LOADERS if n not in RAW_SOURCES and n not in ("places2", "generic"))
 
@@ -88,7 +92,7 @@ def load(name: str, raw_dir: str | os.PathLike | None = None, **params: Any) -> 
     return loader(**params)
 
 
-__all__ = ["BUILTIN", "Dataset", "GROUND_TRUTH_LOADERS", "LOADERS", "RAW_SOURCES", "load", "raw_source", "read_idx"]
+__all__ = ["BUILTIN", "Dataset", "GRAPH_LOADERS", "GROUND_TRUTH_LOADERS", "LOADERS", "RAW_SOURCES", "load", "raw_source", "read_idx"]
 
 
 def __getattr__(name: str) -> object:
