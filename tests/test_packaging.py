@@ -80,15 +80,33 @@ def test_extras_refer_only_to_extras_that_exist():
                 assert r.extras <= extras, f"extra {group}: {r} names an extra pyproject.toml does not declare"
 
 
+def _make_extras() -> set[str]:
+    """The extras the Makefile installs with the lock."""
+    install = re.search(r"-c constraints\.txt\b.*?-e \"\.\[([^\]]*)\]\"", (ROOT / "Makefile").read_text())
+    assert install, "the Makefile does not install with `-c constraints.txt -e \".[...]\"`"
+    return {e.strip() for e in install[1].split(",")}
+
+
 def test_make_installs_the_lock_with_extras_that_exist():
     """pip only warns on an extra a package lacks, so a renamed extra would silently drop its packages."""
-    makefile = (ROOT / "Makefile").read_text()
-    install = re.search(r"pip install\b.*?-c constraints\.txt\b.*?-e \"\.\[([^\]]*)\]\"", makefile)
-    assert install, "the Makefile does not install with `-c constraints.txt -e \".[...]\"`"
-    wanted = {e.strip() for e in install[1].split(",")}
+    wanted = _make_extras()
     assert wanted <= set(PYPROJECT["optional-dependencies"]), sorted(wanted - set(PYPROJECT["optional-dependencies"]))
     assert {"test", "workflow"} <= wanted
+    makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^\$\(STAMP\):.*\bconstraints\.txt\b", makefile, re.M), "the install stamp ignores the lock"
+
+
+def _with_included(extras: set[str]) -> set[str]:
+    """extras and the extras they include by naming the package itself (slurm includes cova[workflow])."""
+    todo, found = list(extras), set()
+    while todo:
+        extra = todo.pop()
+        if extra in found:
+            continue
+        found.add(extra)
+        todo.extend(e for r in map(Requirement, PYPROJECT["optional-dependencies"][extra])
+                    if canonicalize_name(r.name) == SELF for e in r.extras)
+    return found
 
 
 def _environment_yml() -> dict[str, Version]:
@@ -136,18 +154,13 @@ def test_the_running_environment_has_the_locked_versions():
                         "install with `pip install -c constraints.txt -e \".[test,h5,slurm,workflow]\"`")
 
 
-def _make_extras() -> set[str]:
-    install = re.search(r"-c constraints\.txt\b.*?-e \"\.\[([^\]]*)\]\"", (ROOT / "Makefile").read_text())
-    assert install, "the Makefile does not install with `-c constraints.txt -e \".[...]\"`"
-    return {e.strip() for e in install[1].split(",")}
-
-
 def test_the_lock_holds_everything_make_installs():
     """The lock is complete: every distribution that `make`'s install pulls in (the requirements of the core and of
     the Makefile's extras, followed through the installed packages' own requirements) has a line in constraints.txt,
     so no version is left to the resolver."""
     installed, lock = _installed(), _lock()
-    todo = [(r, frozenset()) for g in ("core", *sorted(_make_extras())) for r in REQUIREMENTS[g]]
+    groups = ("core", *sorted(_with_included(_make_extras() & set(REQUIREMENTS))))
+    todo = [(r, frozenset()) for g in groups for r in REQUIREMENTS[g]]
     expanded: set[tuple[str, frozenset[str]]] = set()
     while todo:
         req, asked = todo.pop()  # asked: the extras asked of the distribution that declares req
