@@ -11,10 +11,10 @@ CORES ?= all
 
 .PHONY: demo test report lint clean-results
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,h5,slurm]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,h5,slurm,workflow]"
 	touch $(STAMP)
 
 demo: $(STAMP)
