@@ -8,6 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils import Tags, TransformerTags
+from sklearn.utils.validation import validate_data
 
 from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
 from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
@@ -66,7 +68,10 @@ def supervised_arrays(inputs: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 class Embedder(BaseEstimator):
-    """Base class: parameters in ``__init__``, ``fit(inputs)`` sets ``embedding_`` (l, k).
+    """Base class: parameters in ``__init__``; ``fit`` sets ``embedding_`` (l, k) and returns the estimator,
+    ``fit_transform`` returns ``embedding_``. Both take either the workflow's :class:`cova.inputs.Inputs` or plain
+    arrays ``(X, y=None)`` (:meth:`fit`, the one place that tells them apart); a subclass implements
+    :meth:`_fit` on :class:`~cova.inputs.Inputs` only.
 
     Every estimator declares, as class attributes:
 
@@ -83,7 +88,10 @@ class Embedder(BaseEstimator):
       training rows plus ``transform``;
     - ``extra_outputs``: names of fitted array attributes (ending in ``_``) that the embed step saves beside the
       embedding in ``embedding.npz`` (as ``extra_<name without the underscore>``) and that renderers read back
-      without refitting (:class:`cova.embedding.Embedding`).
+      without refitting (:class:`cova.embedding.Embedding`);
+    - ``sklearn_compatible``: ``True`` for the estimators that pass scikit-learn's ``check_estimator`` on arrays
+      (``tests/test_python_api.py`` runs it on each); ``False`` for the others, for the reason their class
+      docstring or ``docs/decisions.md`` ("Python API on arrays") gives.
 
     ``prototypes_`` is set by methods that place cohorts at given positions (the points S_c compares with,
     COVA Appendix G); methods that do not (t-SNE, PCA, ...) leave it ``None``.
@@ -94,6 +102,7 @@ class Embedder(BaseEstimator):
     geometry: ClassVar[str] = "plane"
     semi_supervised: ClassVar[bool] = False
     extra_outputs: ClassVar[tuple[str, ...]] = ()
+    sklearn_compatible: ClassVar[bool] = False
     prototypes_: np.ndarray | None = None
 
     def requires(self) -> tuple[str, ...]:
@@ -106,12 +115,51 @@ class Embedder(BaseEstimator):
         graph = ("W",) if getattr(self, "affinity", None) == "inputs" else ("X",)
         return tuple(dict.fromkeys(graph + always))
 
-    def fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
+    def fit(self, X: Any, y: Any = None, *, inputs: dict[str, Any] | None = None) -> "Embedder":
+        """Fit to the workflow's :class:`~cova.inputs.Inputs`, or to arrays: X (l, d) array-like (for a method
+        that reads a relation, the m×n non-negative relation matrix, dense or scipy sparse) and the optional labels
+        ``y`` (any hashable values, mapped to cohorts 0..c-1; ``classes_`` keeps them in that order).
+
+        On arrays, the inputs the method reads (W, R, Υ, a relation, ...) are built from X and y by
+        :func:`cova.inputs.build_inputs` with ``inputs``, an inputs block of the configuration's form, by default
+        the block of :func:`cova.inputs.default_block` (the Places2 protocol for W, R and Υ;
+        :mod:`cova.inputs.defaults` says why), seeded with ``random_state`` (0 when the method has none or it is
+        ``None``). A method that reads the cohorts refuses ``y=None``. Returns ``self``."""
+        if isinstance(X, Inputs):
+            if y is not None or inputs is not None:
+                raise ValueError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
+                                 f"already carries its labels and graphs")
+            return self._fit(X)
+        from ..inputs.defaults import array_inputs
+
+        need = self.requires()
+        X = validate_data(self, X, accept_sparse="csr" if "relation" in need else False, dtype=np.float64,
+                          ensure_min_samples=2)
+        seed = getattr(self, "random_state", None)
+        seed = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0
+        built, classes = array_inputs(X, y, need, type(self).__name__, block=inputs, seed=seed)
+        if y is not None:
+            self.classes_ = np.asarray(classes, dtype=object)
+        self._fit(built)
+        return self
+
+    def _fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
         raise NotImplementedError
 
-    def fit_transform(self, inputs: Inputs) -> np.ndarray:
-        """Fit to ``inputs`` and return the embedding ``embedding_``."""
-        return self.fit(inputs).embedding_
+    def fit_transform(self, X: Any, y: Any = None, *, inputs: dict[str, Any] | None = None) -> np.ndarray:
+        """Fit (:meth:`fit`, on :class:`~cova.inputs.Inputs` or on arrays) and return the embedding ``embedding_``."""
+        return self.fit(X, y, inputs=inputs).embedding_
+
+    def __sklearn_tags__(self) -> Tags:
+        """A transformer to scikit-learn (it maps X to an embedding); labels are required by the methods that read
+        the cohorts; a relation may be sparse."""
+        tags = super().__sklearn_tags__()
+        need = set(self.requires())
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        tags.target_tags.required = bool(need & {"labels", "R", "prototypes"})
+        tags.input_tags.sparse = "relation" in need
+        tags.input_tags.positive_only = "relation" in need
+        return tags
 
 
 def fit_class_posterior(inputs: Any, settings: dict[str, Any]) -> dict[str, np.ndarray]:

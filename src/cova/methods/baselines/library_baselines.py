@@ -79,7 +79,7 @@ class SklearnTSNE(Embedder):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "SklearnTSNE":
+    def _fit(self, inputs: Inputs) -> "SklearnTSNE":
         from sklearn.manifold import TSNE as _SkTSNE
 
         self._validate_params()
@@ -211,7 +211,7 @@ class TriMap(Embedder):
         self.apply_pca = apply_pca
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "TriMap":
+    def _fit(self, inputs: Inputs) -> "TriMap":
         import trimap
 
         self._validate_params()
@@ -271,7 +271,7 @@ class PaCMAP(Embedder):
         self.init = init
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "PaCMAP":
+    def _fit(self, inputs: Inputs) -> "PaCMAP":
         import logging
 
         import pacmap
@@ -327,7 +327,7 @@ class HNNE(Embedder):
         self.preliminary_embedding = preliminary_embedding
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "HNNE":
+    def _fit(self, inputs: Inputs) -> "HNNE":
         import hnne
 
         self._validate_params()

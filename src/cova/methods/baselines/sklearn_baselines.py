@@ -31,7 +31,7 @@ class PCA(Embedder):
     def __init__(self, n_components: int = 2):
         self.n_components = n_components
 
-    def fit(self, inputs: Inputs) -> "PCA":
+    def _fit(self, inputs: Inputs) -> "PCA":
         self._validate_params()
         est = _SkPCA(n_components=self.n_components, svd_solver="full")
         self.embedding_ = np.ascontiguousarray(est.fit_transform(inputs.X), dtype=np.float64)
@@ -88,7 +88,7 @@ class LLE(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "LLE":
+    def _fit(self, inputs: Inputs) -> "LLE":
         from sklearn.manifold import LocallyLinearEmbedding
 
         self._validate_params()
@@ -121,13 +121,13 @@ class HLLE(LLE):
         super().__init__(n_neighbors=n_neighbors, n_components=n_components, reg=reg, method="hessian",
                          eigen_solver=eigen_solver, random_state=random_state)
 
-    def fit(self, inputs: Inputs) -> "HLLE":
+    def _fit(self, inputs: Inputs) -> "HLLE":
         self._validate_params()
         k, d = int(self.n_neighbors), int(self.n_components)
         if k <= d * (d + 3) // 2:
             raise ValueError(f"n_neighbors must be greater than n_components * (n_components + 3) / 2 = "
                              f"{d * (d + 3) // 2} for Hessian eigenmaps, got {k}")
-        return super().fit(inputs)
+        return super()._fit(inputs)
 
 
 class Isomap(Embedder):
@@ -153,7 +153,7 @@ class Isomap(Embedder):
         self.n_components = n_components
         self.eigen_solver = eigen_solver
 
-    def fit(self, inputs: Inputs) -> "Isomap":
+    def _fit(self, inputs: Inputs) -> "Isomap":
         from sklearn.manifold import Isomap as _SkIsomap
 
         self._validate_params()
@@ -201,7 +201,7 @@ class MDS(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "MDS":
+    def _fit(self, inputs: Inputs) -> "MDS":
         from sklearn.manifold import MDS as _SkMDS
 
         self._validate_params()
@@ -235,7 +235,7 @@ class LDA(Embedder):
         self.n_components = n_components
         self.solver = solver
 
-    def fit(self, inputs: Inputs) -> "LDA":
+    def _fit(self, inputs: Inputs) -> "LDA":
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
         self._validate_params()
@@ -291,7 +291,7 @@ class NCA(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "NCA":
+    def _fit(self, inputs: Inputs) -> "NCA":
         from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
         self._validate_params()
@@ -362,7 +362,7 @@ class UMAP(Embedder):
         """Further ``umap.UMAP`` arguments of a subclass (densMAP's); none for UMAP itself."""
         return {}
 
-    def fit(self, inputs: Inputs) -> "UMAP":
+    def _fit(self, inputs: Inputs) -> "UMAP":
         import warnings
 
         import umap

@@ -58,7 +58,7 @@ class CovaE1(Embedder):
         self.solver = solver
         self.tol = tol
 
-    def fit(self, inputs: Inputs) -> "CovaE1":
+    def _fit(self, inputs: Inputs) -> "CovaE1":
         self._validate_params()
         W, R, P = inputs.W, inputs.R, inputs.prototypes
         l = W.shape[0]

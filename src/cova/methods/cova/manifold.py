@@ -165,7 +165,7 @@ class _CovaManifold(Embedder):
             Z = rng.normal(0.0, rho / np.sqrt(k), (l, k))
         return noncompact_stiefel.retract(Z, np.zeros_like(Z), check_rank=True)
 
-    def fit(self, inputs: Inputs) -> "_CovaManifold":
+    def _fit(self, inputs: Inputs) -> "_CovaManifold":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)

@@ -137,7 +137,7 @@ class LMDS(Embedder):
     def _lam(self) -> float:
         return float(self.lam)
 
-    def fit(self, inputs: Any) -> "LMDS":
+    def _fit(self, inputs: Any) -> "LMDS":
         """Embed ``inputs.X``; sets ``embedding_`` (n, n_components, in mean-1 input units), ``rho_``,
         ``distance_scale_`` (mean input distance divided out), ``n_iter_`` (T) and ``cost_`` (final cost,
         r = 0)."""

@@ -179,7 +179,7 @@ class SNE(Embedder):
     def _learning_rate(self, l: int) -> float:
         return 0.1 if self.learning_rate == "auto" else float(self.learning_rate)
 
-    def fit(self, inputs: Inputs) -> "SNE":
+    def _fit(self, inputs: Inputs) -> "SNE":
         self._validate_params()
         l = inputs.X.shape[0]
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
@@ -251,7 +251,7 @@ class ExactTSNE(Embedder):
             return tsne_learning_rate(l, float(self.early_exaggeration))
         return float(self.learning_rate)
 
-    def fit(self, inputs: Inputs) -> "ExactTSNE":
+    def _fit(self, inputs: Inputs) -> "ExactTSNE":
         self._validate_params()
         l = inputs.n_samples
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)

@@ -264,7 +264,7 @@ class SupervisedTSNE(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, inputs: Inputs) -> "SupervisedTSNE":
+    def _fit(self, inputs: Inputs) -> "SupervisedTSNE":
         self._validate_params()
         P = supervised_affinities(inputs.X, inputs.labels, self.lam, self.perplexity, self.mode, n_pca=self.n_pca,
                                   random_state=self.random_state)
@@ -299,7 +299,7 @@ class SupervisedNSE(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "SupervisedNSE":
+    def _fit(self, inputs: Inputs) -> "SupervisedNSE":
         self._validate_params()
         P = supervised_affinities(inputs.X, inputs.labels, self.lam, self.perplexity, self.mode, n_pca=self.n_pca,
                                   random_state=self.random_state)

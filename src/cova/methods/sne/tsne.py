@@ -85,7 +85,7 @@ class TSNE(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, inputs: Inputs) -> "TSNE":
+    def _fit(self, inputs: Inputs) -> "TSNE":
         self._validate_params()
         if self.affinity == "perplexity":
             P = gaussian_perplexity(inputs.X, self.perplexity, random_state=self.random_state)
