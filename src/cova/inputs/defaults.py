@@ -56,7 +56,7 @@ def default_block(requires: tuple[str, ...] | set[str]) -> dict[str, Any]:
 def encode_labels(y: Any, n_samples: int) -> tuple[np.ndarray, list[Any]]:
     """Labels of any hashable type as indices 0..c-1 and the c original values (sorted when they can be compared,
     else in order of appearance); a ``ValueError`` for a length other than ``n_samples`` or a missing label."""
-    values = pd.Series(np.ravel(y).tolist() if isinstance(y, np.ndarray) else list(y), dtype=object)
+    values = pd.Series(np.asarray(y, dtype=object).ravel().tolist(), dtype=object)
     if len(values) != n_samples:
         raise ValueError(f"y has {len(values)} labels but X has {n_samples} rows")
     if values.isna().any():

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import Tags, TransformerTags
-from sklearn.utils.validation import validate_data
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
 from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
@@ -160,6 +161,40 @@ class Embedder(BaseEstimator):
         tags.input_tags.sparse = "relation" in need
         tags.input_tags.positive_only = "relation" in need
         return tags
+
+
+#: The fitted points a new point's coordinates are interpolated from (:class:`InterpolatesNewPoints`).
+INTERPOLATION_NEIGHBORS = 10
+
+
+class InterpolatesNewPoints:
+    """``transform`` for a method whose embedding is free coordinates per sample (COVA-E1–E4), which the papers
+    give no out-of-sample rule for: a new point x goes to Σ_j w_j z_j / Σ_j w_j over its
+    :data:`INTERPOLATION_NEIGHBORS` = 10 nearest fitted points in X (Euclidean), w_j = 1 / ‖x − x_j‖ (a fitted
+    point at distance 0 takes its own z_j), by scikit-learn's ``KNeighborsRegressor(weights="distance")``. It is the
+    minimiser over z of the distance local rule Σ_j w_j ‖z − z_j‖² (COVA Eq. 13's O_dist^(L)) with the fitted
+    points fixed and these weights; the cohort rule is left out, since a new point has no label. It needs the
+    fitted X (``fit_X_``): inputs without X (a graph block) leave the method without a transform. X_new lives in the
+    space of the fitted X (after an inputs block's ``features``)."""
+
+    embedding_: np.ndarray
+
+    def _keep_fitted_points(self, inputs: Inputs) -> None:
+        self.fit_X_ = None if inputs.X is None else np.asarray(inputs.X, dtype=np.float64)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points interpolated from their nearest fitted points (class docstring)."""
+        check_is_fitted(self, "embedding_")
+        if getattr(self, "fit_X_", None) is None:
+            raise ValueError(f"{type(self).__name__} was fitted on inputs without X (a graph block), so it has no "
+                             f"points to interpolate new ones from")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if X.shape[1] != self.fit_X_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
+                             f"{self.fit_X_.shape[1]}")
+        k = min(INTERPOLATION_NEIGHBORS, self.fit_X_.shape[0])
+        knn = KNeighborsRegressor(n_neighbors=k, weights="distance").fit(self.fit_X_, self.embedding_)
+        return np.ascontiguousarray(knn.predict(X), dtype=np.float64)
 
 
 def fit_class_posterior(inputs: Any, settings: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -50,6 +50,8 @@ class LDMGI(Embedder):
     laplacian_ (L).
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "n_neighbors": [integer(2, None)],
         "lam": POSITIVE,

@@ -173,6 +173,8 @@ class CCA(LMDS):
     ``ccaoptimization.cc``). Parameters as :class:`LMDS` without ``lam`` and ``n_neighbors``.
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {k: v for k, v in LMDS._parameter_constraints.items()
                               if k not in ("lam", "n_neighbors")}
 

@@ -61,6 +61,8 @@ class NSE(Embedder):
     random_state : seed of the eigen-solver's start vector.
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "affinity": [StrOptions({"perplexity", "inputs"})],
         "perplexity": POSITIVE,

@@ -149,6 +149,8 @@ class SNE(Embedder):
     embedding_ : (l, n_components). kl_divergence_ : final Σ_i KL(P_i‖Q_i). P_ : not stored (memory).
     """
 
+    sklearn_compatible = True
+
     kl_and_gradient = staticmethod(sne_kl_and_gradient)
     _parameter_constraints = EXACT_SNE_CONSTRAINTS
 
@@ -206,6 +208,8 @@ class ExactTSNE(Embedder):
     affinity : ``"perplexity"`` (default: P from X as above) or ``"inputs"``: the run's W is the joint P (a given
         symmetric unit-sum graph, e.g. DOSNES's WorldTrade network; X is not read).
     """
+
+    sklearn_compatible = True
 
     kl_and_gradient = staticmethod(tsne_kl_and_gradient)
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, "affinity": [StrOptions({"perplexity", "inputs"})]}

@@ -205,6 +205,8 @@ class SupervisedSNE(SNE):
     :class:`~cova.methods.sne.SNE` (perplexity 30, PCA-30, 1000 iterations, exact O(l²), ``max_samples`` 5,000).
     """
 
+    sklearn_compatible = False  # refused by check_estimator (docs/decisions.md, "Python API on arrays")
+
     required_inputs = ("X", "labels")
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, **SUPERVISION_CONSTRAINTS}
 
