@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import Tags, TransformerTags
 from sklearn.neighbors import KNeighborsRegressor
+from sklearn.utils import Tags, TransformerTags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
