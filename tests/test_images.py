@@ -142,7 +142,7 @@ def test_split_rejects_methods_without_transform(split_run):
     _, _, _, _, _, tmp = split_run
     with pytest.raises(ValueError, match="no transform"):
         main(["embed", "--dataset", str(tmp / "data.npz"), "--inputs", str(tmp / "inputs.npz"), "--method",
-              "cova_e1", "--params", "{}", "--out", str(tmp / "e1.npz")])
+              "mds", "--params", "{}", "--out", str(tmp / "mds.npz")])
 
 
 # ---------------------------------------------------------------------------------------------- Places2 fallback

@@ -57,8 +57,8 @@ def test_config_refuses_a_fold_out_of_range_and_a_method_without_transform():
         validate_config(base)
     base["inputs"]["f"]["split"]["fold"] = 3
     validate_config(base)
-    base["methods"]["m"] = {"method": "tsne"}
-    with pytest.raises(ConfigError, match="'m' \\(tsne\\) has no transform"):
+    base["methods"]["m"] = {"method": "sne"}
+    with pytest.raises(ConfigError, match="'m' \\(sne\\) has no transform"):
         validate_config(base)
     base["methods"]["m"] = {"method": "pe"}
     validate_config(base)  # takes unlabelled samples

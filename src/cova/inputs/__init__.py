@@ -45,6 +45,9 @@ then carry every row's ``degree`` before the normalisation (graph blocks always 
 
 :func:`provided_inputs` says which fields a block produces without building it (the configuration check).
 
+:func:`array_inputs` builds the inputs of a method fitted on plain arrays (``Est().fit(X, y)``) with the default
+block of what the method reads (:mod:`.defaults`: the Places2 protocol for W, R and Υ).
+
 The package: :mod:`.types` (:class:`Inputs`, :class:`Relation`), :mod:`.blocks` (the block's declaration and
 combination rules), one builder per block kind (:mod:`.vectors`, :mod:`.graph`, :mod:`.relation`), the steps they
 share (:mod:`.steps`) and the data restrictions (:mod:`.subsets`: class subsets, splits, the largest component).
@@ -61,7 +64,8 @@ from .types import COHORT_INPUTS, INPUT_FIELDS, Inputs, Relation, require_cohort
 _LAZY = {"INPUTS_BLOCK": "blocks", "block_kind": "blocks", "check_inputs_block": "blocks",
          "provided_inputs": "blocks", "build_inputs": "build", "largest_component": "subsets",
          "split_mask": "subsets", "stratified_fold": "subsets", "stratified_split": "subsets",
-         "subset_classes": "subsets"}
+         "subset_classes": "subsets",
+         "array_inputs": "defaults", "default_block": "defaults"}
 
 __all__ = ["COHORT_INPUTS", "INPUT_FIELDS", "Inputs", "Relation", "require_cohorts", *_LAZY]
 __getattr__ = LazyNames(__name__, _LAZY).module_getattr

@@ -42,6 +42,23 @@ def normalized(W: sp.csr_matrix, normalize: dict[str, Any] | None) -> tuple[sp.c
     return normalize_affinity(W, **normalize)
 
 
+def weights_graph(X: np.ndarray, weights: dict[str, Any], labels: np.ndarray | None,
+                  seed: int) -> tuple[sp.csr_matrix, np.ndarray | None, dict[str, Any]]:
+    """W of one checked ``weights`` sub-block built from X (:func:`cova.affinity.build_weights`), its ``normalize``
+    post-step (:func:`normalized`), every row's degree before that normalisation (``None`` without it) and the
+    normalisation's facts. ``labels`` are read only by a supervised weight (``shrink``)."""
+    from ..affinity import build_weights
+
+    w = dict(weights)
+    normalize = w.pop("normalize")
+    W = build_weights(X, w.pop("kind"), labels=labels, random_state=seed, **w)
+    if normalize is None:
+        return W, None, {}
+    degree = W.shape[0] * np.asarray(W.sum(axis=1)).ravel()
+    W, facts = normalized(W, normalize)
+    return W, degree, facts
+
+
 def graph_degree(A: sp.spmatrix) -> np.ndarray:
     """Σ_{j≠i} (a_ij + a_ji)/2: the row sums of the symmetrised relation matrix with zero diagonal, before any
     normalisation (the weighted degree of every vertex)."""

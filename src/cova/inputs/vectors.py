@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets.base import Dataset
-from .steps import normalized, prototype_recipe
+from .steps import prototype_recipe, weights_graph
 from .subsets import split_mask
 from .types import Inputs, require_cohorts
 
@@ -41,7 +41,6 @@ def build_vector_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[str,
     labelled samples only (Eq. 6 on W restricted to them, their true labels); the **gold-standard prototypes**
     use every sample's true label on the full W.
     """
-    from ..affinity import build_weights
     from ..cohorts import confidence_matrix, make_prototypes
     from ..features import assign_cohorts, predict_cohorts, transform_features
 
@@ -69,14 +68,8 @@ def build_vector_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[str,
         X, facts = transform_features(dataset, block["features"], labels=labels, seed=seed, fit_rows=train)
     rows = np.arange(labels.shape[0]) if train is None else np.flatnonzero(train)
     Xt, yt = X[rows], labels[rows]
-    w = dict(block["weights"])
-    normalize = w.pop("normalize")
-    W = build_weights(Xt, w.pop("kind"), labels=yt, random_state=seed, **w)
-    degree = None
-    if normalize is not None:
-        degree = W.shape[0] * np.asarray(W.sum(axis=1)).ravel()
-        W, norm_facts = normalized(W, normalize)
-        facts = dict(facts, **norm_facts)
+    W, degree, norm_facts = weights_graph(Xt, block["weights"], yt, seed)
+    facts = dict(facts, **norm_facts)
     R = confidence_matrix(yt, X=Xt, W=W, n_cohorts=c, **block["confidence"])
     kind, space, common = prototype_recipe(block["prototypes"], c, seed)
     Xp = (dataset.X if space == "raw" else X)[rows]

@@ -8,6 +8,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.utils import Tags, TransformerTags
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
 from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
@@ -66,7 +69,10 @@ def supervised_arrays(inputs: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 class Embedder(BaseEstimator):
-    """Base class: parameters in ``__init__``, ``fit(inputs)`` sets ``embedding_`` (l, k).
+    """Base class: parameters in ``__init__``; ``fit`` sets ``embedding_`` (l, k) and returns the estimator,
+    ``fit_transform`` returns ``embedding_``. Both take either the workflow's :class:`cova.inputs.Inputs` or plain
+    arrays ``(X, y=None)`` (:meth:`fit`, the one place that tells them apart); a subclass implements
+    :meth:`_fit` on :class:`~cova.inputs.Inputs` only.
 
     Every estimator declares, as class attributes:
 
@@ -83,7 +89,10 @@ class Embedder(BaseEstimator):
       training rows plus ``transform``;
     - ``extra_outputs``: names of fitted array attributes (ending in ``_``) that the embed step saves beside the
       embedding in ``embedding.npz`` (as ``extra_<name without the underscore>``) and that renderers read back
-      without refitting (:class:`cova.embedding.Embedding`).
+      without refitting (:class:`cova.embedding.Embedding`);
+    - ``sklearn_compatible``: ``True`` for the estimators that pass scikit-learn's ``check_estimator`` on arrays
+      (``tests/test_python_api.py`` runs it on each); ``False`` for the others, for the reason their class
+      docstring or ``docs/decisions.md`` ("Python API on arrays") gives.
 
     ``prototypes_`` is set by methods that place cohorts at given positions (the points S_c compares with,
     COVA Appendix G); methods that do not (t-SNE, PCA, ...) leave it ``None``.
@@ -94,6 +103,7 @@ class Embedder(BaseEstimator):
     geometry: ClassVar[str] = "plane"
     semi_supervised: ClassVar[bool] = False
     extra_outputs: ClassVar[tuple[str, ...]] = ()
+    sklearn_compatible: ClassVar[bool] = False
     prototypes_: np.ndarray | None = None
 
     def requires(self) -> tuple[str, ...]:
@@ -106,12 +116,85 @@ class Embedder(BaseEstimator):
         graph = ("W",) if getattr(self, "affinity", None) == "inputs" else ("X",)
         return tuple(dict.fromkeys(graph + always))
 
-    def fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
+    def fit(self, X: Any, y: Any = None, *, inputs: dict[str, Any] | None = None) -> "Embedder":
+        """Fit to the workflow's :class:`~cova.inputs.Inputs`, or to arrays: X (l, d) array-like (for a method
+        that reads a relation, the m×n non-negative relation matrix, dense or scipy sparse) and the optional labels
+        ``y`` (any hashable values, mapped to cohorts 0..c-1; ``classes_`` keeps them in that order).
+
+        On arrays, the inputs the method reads (W, R, Υ, a relation, ...) are built from X and y by
+        :func:`cova.inputs.build_inputs` with ``inputs``, an inputs block of the configuration's form, by default
+        the block of :func:`cova.inputs.default_block` (the Places2 protocol for W, R and Υ;
+        :mod:`cova.inputs.defaults` says why), seeded with ``random_state`` (0 when the method has none or it is
+        ``None``). A method that reads the cohorts refuses ``y=None``. Returns ``self``."""
+        if isinstance(X, Inputs):
+            if y is not None or inputs is not None:
+                raise ValueError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
+                                 f"already carries its labels and graphs")
+            return self._fit(X)
+        from ..inputs.defaults import array_inputs
+
+        need = self.requires()
+        X = validate_data(self, X, accept_sparse="csr" if "relation" in need else False, dtype=np.float64,
+                          ensure_min_samples=2)
+        seed = getattr(self, "random_state", None)
+        seed = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0
+        built, classes = array_inputs(X, y, need, type(self).__name__, block=inputs, seed=seed)
+        if y is not None:
+            self.classes_ = np.asarray(classes, dtype=object)
+        self._fit(built)
+        return self
+
+    def _fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
         raise NotImplementedError
 
-    def fit_transform(self, inputs: Inputs) -> np.ndarray:
-        """Fit to ``inputs`` and return the embedding ``embedding_``."""
-        return self.fit(inputs).embedding_
+    def fit_transform(self, X: Any, y: Any = None, *, inputs: dict[str, Any] | None = None) -> np.ndarray:
+        """Fit (:meth:`fit`, on :class:`~cova.inputs.Inputs` or on arrays) and return the embedding ``embedding_``."""
+        return self.fit(X, y, inputs=inputs).embedding_
+
+    def __sklearn_tags__(self) -> Tags:
+        """A transformer to scikit-learn (it maps X to an embedding); labels are required by the methods that read
+        the cohorts; a relation may be sparse."""
+        tags = super().__sklearn_tags__()
+        need = set(self.requires())
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64"])
+        tags.target_tags.required = bool(need & {"labels", "R", "prototypes"})
+        tags.input_tags.sparse = "relation" in need
+        tags.input_tags.positive_only = "relation" in need
+        return tags
+
+
+#: The fitted points a new point's coordinates are interpolated from (:class:`InterpolatesNewPoints`).
+INTERPOLATION_NEIGHBORS = 10
+
+
+class InterpolatesNewPoints:
+    """``transform`` for a method whose embedding is free coordinates per sample (COVA-E1–E4), which the papers
+    give no out-of-sample rule for: a new point x goes to Σ_j w_j z_j / Σ_j w_j over its
+    :data:`INTERPOLATION_NEIGHBORS` = 10 nearest fitted points in X (Euclidean), w_j = 1 / ‖x − x_j‖ (a fitted
+    point at distance 0 takes its own z_j), by scikit-learn's ``KNeighborsRegressor(weights="distance")``. It is the
+    minimiser over z of the distance local rule Σ_j w_j ‖z − z_j‖² (COVA Eq. 13's O_dist^(L)) with the fitted
+    points fixed and these weights; the cohort rule is left out, since a new point has no label. It needs the
+    fitted X (``fit_X_``): inputs without X (a graph block) leave the method without a transform. X_new lives in the
+    space of the fitted X (after an inputs block's ``features``)."""
+
+    embedding_: np.ndarray
+
+    def _keep_fitted_points(self, inputs: Inputs) -> None:
+        self.fit_X_ = None if inputs.X is None else np.asarray(inputs.X, dtype=np.float64)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points interpolated from their nearest fitted points (class docstring)."""
+        check_is_fitted(self, "embedding_")
+        if getattr(self, "fit_X_", None) is None:
+            raise ValueError(f"{type(self).__name__} was fitted on inputs without X (a graph block), so it has no "
+                             f"points to interpolate new ones from")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if X.shape[1] != self.fit_X_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
+                             f"{self.fit_X_.shape[1]}")
+        k = min(INTERPOLATION_NEIGHBORS, self.fit_X_.shape[0])
+        knn = KNeighborsRegressor(n_neighbors=k, weights="distance").fit(self.fit_X_, self.embedding_)
+        return np.ascontiguousarray(knn.predict(X), dtype=np.float64)
 
 
 def fit_class_posterior(inputs: Any, settings: dict[str, Any]) -> dict[str, np.ndarray]:

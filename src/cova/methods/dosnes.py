@@ -168,7 +168,7 @@ class DOSNES(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, inputs: Inputs) -> "DOSNES":
+    def _fit(self, inputs: Inputs) -> "DOSNES":
         self._validate_params()
         Y, _ = fit_tsne_on_graph(self, inputs.W, 3, CentredSphere(self.gradient), self.early_exaggeration,
                                  self.early_exaggeration_iter)
@@ -227,7 +227,7 @@ class TSNEAffinity(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, inputs: Inputs) -> "TSNEAffinity":
+    def _fit(self, inputs: Inputs) -> "TSNEAffinity":
         self._validate_params()
         k = int(self.n_components)
         if self.kl_method == "fft" and k != 2:

@@ -304,7 +304,7 @@ class FeatMAP(Embedder):
                           "variation embedding")
 
     # ------------------------------------------------------------------------------------------------------------
-    def fit(self, inputs: Inputs) -> "FeatMAP":
+    def _fit(self, inputs: Inputs) -> "FeatMAP":
         from umap.umap_ import find_ab_params
 
         self._validate_params()

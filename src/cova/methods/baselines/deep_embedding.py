@@ -215,7 +215,7 @@ class DeepEmbedding(Embedder):
             raise ValueError(f"hidden_sizes must be one positive int or a non-empty list of them; got {raw!r}")
         return [int(h) for h in values]
 
-    def fit(self, inputs: Inputs) -> "DeepEmbedding":
+    def _fit(self, inputs: Inputs) -> "DeepEmbedding":
         self._validate_params()
         hidden = self._hidden()
         X_in = np.asarray(inputs.X, dtype=np.float64)

@@ -50,6 +50,8 @@ class LDMGI(Embedder):
     laplacian_ (L).
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "n_neighbors": [integer(2, None)],
         "lam": POSITIVE,
@@ -66,7 +68,7 @@ class LDMGI(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "LDMGI":
+    def _fit(self, inputs: Inputs) -> "LDMGI":
         self._validate_params()
         n = self.n_components
         X = np.asarray(inputs.X, dtype=np.float64)

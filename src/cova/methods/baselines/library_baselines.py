@@ -7,7 +7,7 @@ seed), one thread where threads could change the result, and a check of the para
 
 - ``tsne_sklearn``: t-SNE, scikit-learn's Barnes-Hut implementation (:class:`SklearnTSNE`);
 - FIt-SNE is the ``tsne`` method (openTSNE) with ``negative_gradient_method: fft``; no wrapper here;
-- ``densmap``: densMAP, umap-learn's ``UMAP(densmap=True)`` (:class:`DensMAP`, a :class:`UMAP` with three more
+- ``densmap``: densMAP, umap-learn's ``UMAP(densmap=True)`` (:class:`DensMAP`, a :class:`~.sklearn_baselines.UMAPLayout` with three more
   parameters);
 - ``trimap``: TriMAP, ``trimap`` 1.1.4 (:class:`TriMap`);
 - ``pacmap``: PaCMAP, ``pacmap`` 0.9.1 (:class:`PaCMAP`);
@@ -31,7 +31,7 @@ from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOption
 from ...inputs import Inputs
 from ...objectives.threads import one_numba_thread
 from ..base import Embedder
-from .sklearn_baselines import UMAP, _as_embedding, _check_neighbors
+from .sklearn_baselines import UMAPLayout, _as_embedding, _check_neighbors
 
 __all__ = ["SklearnTSNE", "DensMAP", "TriMap", "PaCMAP", "HNNE"]
 
@@ -53,6 +53,8 @@ class SklearnTSNE(Embedder):
 
     Attributes: embedding_, kl_divergence_ (the final KL divergence scikit-learn reports).
     """
+
+    sklearn_compatible = True
 
     _parameter_constraints = {
         "n_components": [integer(1, 3)],
@@ -79,7 +81,7 @@ class SklearnTSNE(Embedder):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "SklearnTSNE":
+    def _fit(self, inputs: Inputs) -> "SklearnTSNE":
         from sklearn.manifold import TSNE as _SkTSNE
 
         self._validate_params()
@@ -97,7 +99,7 @@ class SklearnTSNE(Embedder):
         return self
 
 
-class DensMAP(UMAP):
+class DensMAP(UMAPLayout):
     """densMAP (Narayan, Berger & Cho 2021), the "densMAP" of featMAP Table 1: UMAP plus a term that keeps each
     point's local radius, by umap-learn's ``UMAP(densmap=True)``.
 
@@ -110,11 +112,12 @@ class DensMAP(UMAP):
     dens_var_shift = 0.1 (added to the variance of the embedded radii in the correlation's denominator), and the UMAP part as in
     ``umap``: n_neighbors = 15, min_dist = 0.1, metric = ``"euclidean"``, init = ``"spectral"``, n_epochs = None
     (umap-learn's choice: 500 for l ≤ 10,000, else 200; densMAP runs the last dens_frac of them with the density
-    term). Single-threaded and seeded as :class:`UMAP`, hence deterministic.
+    term). Single-threaded and seeded as :class:`UMAP`, hence deterministic. No ``transform``: umap-learn does
+    not place new points in a densMAP layout.
     """
 
     _parameter_constraints = {
-        **UMAP._parameter_constraints,
+        **UMAPLayout._parameter_constraints,
         "dens_lambda": NON_NEGATIVE,
         "dens_frac": [real(0.0, 1.0)],
         "dens_var_shift": NON_NEGATIVE,
@@ -211,7 +214,7 @@ class TriMap(Embedder):
         self.apply_pca = apply_pca
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "TriMap":
+    def _fit(self, inputs: Inputs) -> "TriMap":
         import trimap
 
         self._validate_params()
@@ -271,7 +274,7 @@ class PaCMAP(Embedder):
         self.init = init
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "PaCMAP":
+    def _fit(self, inputs: Inputs) -> "PaCMAP":
         import logging
 
         import pacmap
@@ -327,7 +330,7 @@ class HNNE(Embedder):
         self.preliminary_embedding = preliminary_embedding
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "HNNE":
+    def _fit(self, inputs: Inputs) -> "HNNE":
         import hnne
 
         self._validate_params()

@@ -293,7 +293,7 @@ class LLC(Embedder):
         self.reg = reg
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "LLC":
+    def _fit(self, inputs: Inputs) -> "LLC":
         self._validate_params()
         X = check_matrix(inputs.X, "X", contiguous=True)
         N, D = X.shape

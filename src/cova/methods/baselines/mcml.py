@@ -121,7 +121,7 @@ class MCML(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "MCML":
+    def _fit(self, inputs: Inputs) -> "MCML":
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]

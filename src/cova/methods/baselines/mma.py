@@ -123,7 +123,7 @@ class MMA(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "MMA":
+    def _fit(self, inputs: Inputs) -> "MMA":
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]

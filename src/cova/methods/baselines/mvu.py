@@ -96,7 +96,7 @@ class LMVU(Embedder):
         self.reg = reg
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "LMVU":
+    def _fit(self, inputs: Inputs) -> "LMVU":
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)  # finite: inputs are checked when they are built
         l, m, k = X.shape[0], int(self.n_landmarks), int(self.n_neighbors)
@@ -204,7 +204,7 @@ class MUHSIC(Embedder):
         self.reg = reg
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "MUHSIC":
+    def _fit(self, inputs: Inputs) -> "MUHSIC":
         self._validate_params()
         X, y, labelled = supervised_arrays(inputs)
         l, m, k = X.shape[0], int(self.n_eigenvectors), int(self.n_neighbors)

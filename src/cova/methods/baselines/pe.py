@@ -97,7 +97,7 @@ class ParametricEmbedding(UsesClassPosterior, Embedder):
         self.random_state = random_state
         self.max_samples = max_samples
 
-    def fit(self, inputs: Inputs) -> "ParametricEmbedding":
+    def _fit(self, inputs: Inputs) -> "ParametricEmbedding":
         self._validate_params()
         X, y, rows = supervised_arrays(inputs)
         check_size(X.shape[0], self.max_samples, "PE", "the class-posterior model's cross-validation")

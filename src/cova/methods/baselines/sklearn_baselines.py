@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
 from ...inputs import Inputs
@@ -27,16 +28,25 @@ class PCA(Embedder):
 
     _parameter_constraints = {"n_components": POSITIVE_INT}
     extra_outputs = ("components_",)
+    sklearn_compatible = True
 
     def __init__(self, n_components: int = 2):
         self.n_components = n_components
 
-    def fit(self, inputs: Inputs) -> "PCA":
+    def _fit(self, inputs: Inputs) -> "PCA":
         self._validate_params()
         est = _SkPCA(n_components=self.n_components, svd_solver="full")
         self.embedding_ = np.ascontiguousarray(est.fit_transform(inputs.X), dtype=np.float64)
         self.components_ = np.ascontiguousarray(est.components_, dtype=np.float64)
+        self.pca_ = est
         return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """(X − mean) projected on the principal axes: the fitted map itself, so ``transform`` of the training rows
+        is ``embedding_``."""
+        check_is_fitted(self, "pca_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.ascontiguousarray(self.pca_.transform(X), dtype=np.float64)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -70,6 +80,8 @@ class LLE(Embedder):
     random_state : seed of ARPACK's start vector.
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "n_neighbors": POSITIVE_INT,
         "n_components": POSITIVE_INT,
@@ -88,7 +100,7 @@ class LLE(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "LLE":
+    def _fit(self, inputs: Inputs) -> "LLE":
         from sklearn.manifold import LocallyLinearEmbedding
 
         self._validate_params()
@@ -114,6 +126,8 @@ class HLLE(LLE):
     random_state : seed of ARPACK's start vector, if ``eigen_solver`` is ARPACK.
     """
 
+    sklearn_compatible = False  # refused by check_estimator (docs/decisions.md, "Python API on arrays")
+
     _parameter_constraints = {k: v for k, v in LLE._parameter_constraints.items() if k != "method"}
 
     def __init__(self, n_neighbors: int = 10, n_components: int = 2, reg: float = 1e-3, eigen_solver: str = "dense",
@@ -121,13 +135,13 @@ class HLLE(LLE):
         super().__init__(n_neighbors=n_neighbors, n_components=n_components, reg=reg, method="hessian",
                          eigen_solver=eigen_solver, random_state=random_state)
 
-    def fit(self, inputs: Inputs) -> "HLLE":
+    def _fit(self, inputs: Inputs) -> "HLLE":
         self._validate_params()
         k, d = int(self.n_neighbors), int(self.n_components)
         if k <= d * (d + 3) // 2:
             raise ValueError(f"n_neighbors must be greater than n_components * (n_components + 3) / 2 = "
                              f"{d * (d + 3) // 2} for Hessian eigenmaps, got {k}")
-        return super().fit(inputs)
+        return super()._fit(inputs)
 
 
 class Isomap(Embedder):
@@ -142,6 +156,8 @@ class Isomap(Embedder):
         ``"arpack"``/``"auto"`` are accepted for large l, at the cost of run-to-run differences at rounding level.
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "n_neighbors": POSITIVE_INT,
         "n_components": POSITIVE_INT,
@@ -153,7 +169,7 @@ class Isomap(Embedder):
         self.n_components = n_components
         self.eigen_solver = eigen_solver
 
-    def fit(self, inputs: Inputs) -> "Isomap":
+    def _fit(self, inputs: Inputs) -> "Isomap":
         from sklearn.manifold import Isomap as _SkIsomap
 
         self._validate_params()
@@ -181,6 +197,8 @@ class MDS(Embedder):
     Attributes: embedding_, stress_ (scikit-learn's raw stress Σ_{i<j} (d_ij − δ_ij)² of the final configuration).
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "n_components": POSITIVE_INT,
         "max_iter": POSITIVE_INT,
@@ -201,7 +219,7 @@ class MDS(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "MDS":
+    def _fit(self, inputs: Inputs) -> "MDS":
         from sklearn.manifold import MDS as _SkMDS
 
         self._validate_params()
@@ -235,7 +253,7 @@ class LDA(Embedder):
         self.n_components = n_components
         self.solver = solver
 
-    def fit(self, inputs: Inputs) -> "LDA":
+    def _fit(self, inputs: Inputs) -> "LDA":
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
         self._validate_params()
@@ -291,7 +309,7 @@ class NCA(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "NCA":
+    def _fit(self, inputs: Inputs) -> "NCA":
         from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
         self._validate_params()
@@ -329,14 +347,10 @@ class NCA(Embedder):
 # ----------------------------------------------------------------------------------------------------------------
 # UMAP (not in the papers)
 # ----------------------------------------------------------------------------------------------------------------
-class UMAP(Embedder):
-    """UMAP (McInnes et al. 2018) via ``umap-learn``. **Not in the COVA papers**: an extra modern reference point.
-
-    Parameters: n_neighbors = 15, min_dist = 0.1, metric = ``"euclidean"``, init = ``"spectral"`` (umap-learn's
-    defaults), n_components = 2, n_epochs = None (umap-learn's choice: 500 for l ≤ 10,000, else 200),
-    random_state = 0. umap-learn is run single-threaded (n_jobs = 1), which together with the seed makes it
-    deterministic (umap-learn itself disables parallelism when a seed is given).
-    """
+class UMAPLayout(Embedder):
+    """What UMAP and densMAP share: umap-learn's ``UMAP`` with these parameters and a subclass's further options
+    (:meth:`_umap_options`), fitted seeded and single-threaded; ``umap_`` keeps the fitted umap-learn object. See
+    :class:`UMAP`."""
 
     _parameter_constraints = {
         "n_neighbors": [integer(2, None)],
@@ -362,7 +376,7 @@ class UMAP(Embedder):
         """Further ``umap.UMAP`` arguments of a subclass (densMAP's); none for UMAP itself."""
         return {}
 
-    def fit(self, inputs: Inputs) -> "UMAP":
+    def _fit(self, inputs: Inputs) -> "UMAP":
         import warnings
 
         import umap
@@ -378,4 +392,26 @@ class UMAP(Embedder):
             warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
             Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))
         self.embedding_ = _as_embedding(Z)
+        self.umap_ = est
         return self
+
+
+class UMAP(UMAPLayout):
+    """UMAP (McInnes et al. 2018) via ``umap-learn``. **Not in the COVA papers**: an extra modern reference point.
+
+    Parameters: n_neighbors = 15, min_dist = 0.1, metric = ``"euclidean"``, init = ``"spectral"`` (umap-learn's
+    defaults), n_components = 2, n_epochs = None (umap-learn's choice: 500 for l ≤ 10,000, else 200),
+    random_state = 0. umap-learn is run single-threaded (n_jobs = 1), which together with the seed makes it
+    deterministic (umap-learn itself disables parallelism when a seed is given).
+
+    ``transform`` places new points by umap-learn's own rule (``umap.UMAP.transform``: each new point starts at the
+    weighted mean of its fitted neighbours and is optimised against the fixed fitted layout, seeded with
+    ``random_state``), so ``transform`` of the training rows is near, not equal to, ``embedding_``: not
+    scikit-learn-compatible for that reason (its ``check_transformer_general`` asks for equality).
+    """
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points of the input space placed in the fitted layout by umap-learn (class docstring)."""
+        check_is_fitted(self, "umap_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return _as_embedding(self.umap_.transform(X))

@@ -92,7 +92,7 @@ class SupervisedIsomap(Embedder):
         self.spread = spread
         self.max_samples = max_samples
 
-    def fit(self, inputs: Inputs) -> "SupervisedIsomap":
+    def _fit(self, inputs: Inputs) -> "SupervisedIsomap":
         from sklearn.manifold import Isomap
 
         self._validate_params()

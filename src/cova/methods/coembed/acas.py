@@ -319,7 +319,7 @@ class ACAS(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "ACAS":
+    def _fit(self, inputs: Inputs) -> "ACAS":
         self._validate_params()
         R = _relation(relation_matrix(inputs, "ACAS"))
         check_size(max(R.shape), self.max_samples, "ACAS", "the score compares dense m×n matrices")

@@ -88,7 +88,7 @@ class CA(Embedder):
         self.solver = solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "CA":
+    def _fit(self, inputs: Inputs) -> "CA":
         self._validate_params()
         Zx, Zy, theta = correspondence_analysis(relation_matrix(inputs, "CA"), self.n_components, self.solver,
                                                 self.random_state)

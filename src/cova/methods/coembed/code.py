@@ -102,7 +102,7 @@ class CODE(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "CODE":
+    def _fit(self, inputs: Inputs) -> "CODE":
         self._validate_params()
         R = sp.csr_matrix(relation_matrix(inputs, "CODE"), dtype=np.float64)
         m, n = R.shape

@@ -105,7 +105,7 @@ class CoEmbedding(Embedder):
             raise ValueError(f"grid must have exactly the keys {list(GRID_KEYS)}, got {sorted(map(str, keys))}")
         return {key: list(self.grid[key]) for key in GRID_KEYS}
 
-    def fit(self, inputs: Inputs) -> "CoEmbedding":
+    def _fit(self, inputs: Inputs) -> "CoEmbedding":
         self._validate_params()
         R = relation_matrix(inputs, "CoEmbedding")
         k_r, k_c = self.k_r, (self.k_r if self.k_c == "same" else self.k_c)

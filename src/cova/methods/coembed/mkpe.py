@@ -95,7 +95,7 @@ class MKPE(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "MKPE":
+    def _fit(self, inputs: Inputs) -> "MKPE":
         self._validate_params()
         R = sp.csr_matrix(relation_matrix(inputs, "MKPE"), dtype=np.float64)
         m, n = R.shape

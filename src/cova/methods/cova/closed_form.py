@@ -11,13 +11,13 @@ from ...constraints import NON_NEGATIVE, POSITIVE, UNIT, StrOptions
 from ...inputs import Inputs
 from ...manifolds.cg import jacobi_cg
 from ...objectives.cova import e1_diagonal, e1_system
-from ..base import Embedder
+from ..base import Embedder, InterpolatesNewPoints
 
 #: ``CovaE1(solver="auto")`` factorises M (SuperLU) up to this many samples and uses Jacobi-CG above.
 E1_DIRECT_MAX_SAMPLES = 5_000
 
 
-class CovaE1(Embedder):
+class CovaE1(InterpolatesNewPoints, Embedder):
     """COVA-E1: distance cohort rule + distance local rule, solved in closed form.
 
     ``Z* = α [α𝐃(R) + (1−α)𝐋(W) + ζI]⁻¹ R Υ`` (Eq. 14 / D.3 with the factor α of the right-hand side restored:
@@ -40,7 +40,8 @@ class CovaE1(Embedder):
     tol : CG relative residual.
 
     Attributes: ``embedding_`` Z, ``prototypes_`` Υ, ``zeta_`` (the ridge used), ``solver_`` (the solver used,
-    ``"auto"`` resolved).
+    ``"auto"`` resolved), ``fit_X_`` (the fitted X, for ``transform``: kNN interpolation of the fitted coordinates,
+    :class:`~cova.methods.base.InterpolatesNewPoints`).
     """
 
     _parameter_constraints = {
@@ -58,7 +59,7 @@ class CovaE1(Embedder):
         self.solver = solver
         self.tol = tol
 
-    def fit(self, inputs: Inputs) -> "CovaE1":
+    def _fit(self, inputs: Inputs) -> "CovaE1":
         self._validate_params()
         W, R, P = inputs.W, inputs.R, inputs.prototypes
         l = W.shape[0]
@@ -90,4 +91,5 @@ class CovaE1(Embedder):
         self.prototypes_ = np.asarray(P, dtype=np.float64)
         self.zeta_ = zeta
         self.solver_ = solver
+        self._keep_fitted_points(inputs)
         return self

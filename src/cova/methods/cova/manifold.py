@@ -24,7 +24,7 @@ from ...manifolds import (
 )
 from ...objectives import AUTO_EXACT_MAX_SAMPLES, kl_entropy, resolve_repulsion_method
 from ...objectives.cova import KL_METHODS, RULES, cova_objective
-from ..base import Embedder
+from ..base import Embedder, InterpolatesNewPoints
 from .closed_form import CovaE1
 
 log = logging.getLogger("cova")
@@ -49,7 +49,7 @@ OPTIMIZERS = ("auto", "armijo", "momentum")
 FEASIBLE_SETS = ("full_rank", "stiefel", "b_orthogonal")
 
 
-class _CovaManifold(Embedder):
+class _CovaManifold(InterpolatesNewPoints, Embedder):
     """Shared base of COVA-E2–E4: Z ∈ R_*^{l×k} by Riemannian gradient descent (Table F.1).
 
     Parameters
@@ -97,7 +97,9 @@ class _CovaManifold(Embedder):
     every 100 iterations and the end (momentum). ``optimizer_`` : the resolved optimiser.
     ``objective_`` : final f. ``converged_`` : the gradient tolerance was reached. ``message_`` : stop reason.
     ``learning_rate_`` : the momentum optimiser's η (``"auto"`` resolved; ``None`` with Armijo).
-    ``kl_method_`` : the repulsion back end ``kl_method`` stands for at this size (unused by E4).
+    ``kl_method_`` : the repulsion back end ``kl_method`` stands for at this size (unused by E4). ``fit_X_`` : the
+    fitted X, for ``transform`` (kNN interpolation of the fitted coordinates,
+    :class:`~cova.methods.base.InterpolatesNewPoints`).
     """
 
     _rules: tuple[str, str] = ("dist", "dist")
@@ -165,7 +167,7 @@ class _CovaManifold(Embedder):
             Z = rng.normal(0.0, rho / np.sqrt(k), (l, k))
         return noncompact_stiefel.retract(Z, np.zeros_like(Z), check_rank=True)
 
-    def fit(self, inputs: Inputs) -> "_CovaManifold":
+    def _fit(self, inputs: Inputs) -> "_CovaManifold":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
@@ -209,6 +211,7 @@ class _CovaManifold(Embedder):
         self.objective_ = res.fun
         self.converged_ = res.converged
         self.message_ = res.message
+        self._keep_fitted_points(inputs)
         return self
 
 

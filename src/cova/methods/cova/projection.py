@@ -140,7 +140,7 @@ class _CovaProjection(Embedder):
             return U * np.sign(U[idx, np.arange(k)])
         return stiefel.random_point(F.shape[1], k, self.random_state)
 
-    def fit(self, inputs: Inputs) -> "_CovaProjection":
+    def _fit(self, inputs: Inputs) -> "_CovaProjection":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
@@ -266,7 +266,7 @@ class EigenCova(Embedder):
         self.wv_normalize = wv_normalize
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "EigenCova":
+    def _fit(self, inputs: Inputs) -> "EigenCova":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
         prototypes = np.asarray(inputs.prototypes, dtype=np.float64)

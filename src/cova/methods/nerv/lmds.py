@@ -137,7 +137,7 @@ class LMDS(Embedder):
     def _lam(self) -> float:
         return float(self.lam)
 
-    def fit(self, inputs: Any) -> "LMDS":
+    def _fit(self, inputs: Any) -> "LMDS":
         """Embed ``inputs.X``; sets ``embedding_`` (n, n_components, in mean-1 input units), ``rho_``,
         ``distance_scale_`` (mean input distance divided out), ``n_iter_`` (T) and ``cost_`` (final cost,
         r = 0)."""
@@ -172,6 +172,8 @@ class CCA(LMDS):
     stochastic pair updates (the authors' toolbox runs CCA and local MDS through one optimiser,
     ``ccaoptimization.cc``). Parameters as :class:`LMDS` without ``lam`` and ``n_neighbors``.
     """
+
+    sklearn_compatible = True
 
     _parameter_constraints = {k: v for k, v in LMDS._parameter_constraints.items()
                               if k not in ("lam", "n_neighbors")}

@@ -171,7 +171,7 @@ class _NeRVBase(Embedder):
         return res.x.reshape(n, d), float(res.fun)
 
     # -- fit -------------------------------------------------------------------------------------------
-    def fit(self, inputs: Any) -> "_NeRVBase":
+    def _fit(self, inputs: Any) -> "_NeRVBase":
         """Embed ``inputs.X`` (features, or a distance matrix when ``metric="precomputed"``); sets
         ``embedding_`` (n, n_components), ``sigma_`` (sigma_i^final in rescaled units), ``distance_scale_``
         (the mean input distance divided out), ``cost_`` (final cost, sum form) and ``n_evaluations_``."""

@@ -116,7 +116,7 @@ class SNeRV(UsesClassPosterior, Embedder):
         self.random_state = random_state
         self.posterior_max_iter = posterior_max_iter
 
-    def fit(self, inputs: Any) -> "SNeRV":
+    def _fit(self, inputs: Any) -> "SNeRV":
         self._validate_params()
         X, labels, rows = supervised_arrays(inputs)
         if X.shape[0] < 4:

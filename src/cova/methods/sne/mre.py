@@ -95,7 +95,7 @@ class MRE(Embedder):
         self.random_state = random_state
         self.max_samples = max_samples
 
-    def fit(self, inputs: Inputs) -> "MRE":
+    def _fit(self, inputs: Inputs) -> "MRE":
         self._validate_params()
         X, y, labelled = supervised_arrays(inputs)
         l = X.shape[0]

@@ -61,6 +61,8 @@ class NSE(Embedder):
     random_state : seed of the eigen-solver's start vector.
     """
 
+    sklearn_compatible = True
+
     _parameter_constraints = {
         "affinity": [StrOptions({"perplexity", "inputs"})],
         "perplexity": POSITIVE,
@@ -83,7 +85,7 @@ class NSE(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "NSE":
+    def _fit(self, inputs: Inputs) -> "NSE":
         self._validate_params()
         if self.affinity == "perplexity":
             P = gaussian_perplexity(pca_reduce(inputs.X, self.n_pca), self.perplexity,
@@ -131,7 +133,7 @@ class LaplacianEigenmaps(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "LaplacianEigenmaps":
+    def _fit(self, inputs: Inputs) -> "LaplacianEigenmaps":
         self._validate_params()
         if self.affinity == "inputs":
             Z = spectral_embedding(sp.csr_matrix(inputs.W), self.n_components, solver=self.eigen_solver,

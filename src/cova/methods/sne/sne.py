@@ -149,6 +149,8 @@ class SNE(Embedder):
     embedding_ : (l, n_components). kl_divergence_ : final Σ_i KL(P_i‖Q_i). P_ : not stored (memory).
     """
 
+    sklearn_compatible = True
+
     kl_and_gradient = staticmethod(sne_kl_and_gradient)
     _parameter_constraints = EXACT_SNE_CONSTRAINTS
 
@@ -179,7 +181,7 @@ class SNE(Embedder):
     def _learning_rate(self, l: int) -> float:
         return 0.1 if self.learning_rate == "auto" else float(self.learning_rate)
 
-    def fit(self, inputs: Inputs) -> "SNE":
+    def _fit(self, inputs: Inputs) -> "SNE":
         self._validate_params()
         l = inputs.X.shape[0]
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
@@ -206,6 +208,8 @@ class ExactTSNE(Embedder):
     affinity : ``"perplexity"`` (default: P from X as above) or ``"inputs"``: the run's W is the joint P (a given
         symmetric unit-sum graph, e.g. DOSNES's WorldTrade network; X is not read).
     """
+
+    sklearn_compatible = True
 
     kl_and_gradient = staticmethod(tsne_kl_and_gradient)
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, "affinity": [StrOptions({"perplexity", "inputs"})]}
@@ -251,7 +255,7 @@ class ExactTSNE(Embedder):
             return tsne_learning_rate(l, float(self.early_exaggeration))
         return float(self.learning_rate)
 
-    def fit(self, inputs: Inputs) -> "ExactTSNE":
+    def _fit(self, inputs: Inputs) -> "ExactTSNE":
         self._validate_params()
         l = inputs.n_samples
         check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)

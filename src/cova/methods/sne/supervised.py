@@ -205,6 +205,8 @@ class SupervisedSNE(SNE):
     :class:`~cova.methods.sne.SNE` (perplexity 30, PCA-30, 1000 iterations, exact O(l²), ``max_samples`` 5,000).
     """
 
+    sklearn_compatible = False  # refused by check_estimator (docs/decisions.md, "Python API on arrays")
+
     required_inputs = ("X", "labels")
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, **SUPERVISION_CONSTRAINTS}
 
@@ -264,7 +266,7 @@ class SupervisedTSNE(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, inputs: Inputs) -> "SupervisedTSNE":
+    def _fit(self, inputs: Inputs) -> "SupervisedTSNE":
         self._validate_params()
         P = supervised_affinities(inputs.X, inputs.labels, self.lam, self.perplexity, self.mode, n_pca=self.n_pca,
                                   random_state=self.random_state)
@@ -299,7 +301,7 @@ class SupervisedNSE(Embedder):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
 
-    def fit(self, inputs: Inputs) -> "SupervisedNSE":
+    def _fit(self, inputs: Inputs) -> "SupervisedNSE":
         self._validate_params()
         P = supervised_affinities(inputs.X, inputs.labels, self.lam, self.perplexity, self.mode, n_pca=self.n_pca,
                                   random_state=self.random_state)

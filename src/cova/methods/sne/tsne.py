@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 import numpy as np
 import openTSNE
-from openTSNE.affinity import PrecomputedAffinities
+from openTSNE.affinity import PerplexityBasedNN, PrecomputedAffinities
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
@@ -58,6 +62,12 @@ class TSNE(Embedder):
     init : ``"pca"`` (openTSNE's scaled PCA of X) or ``"random"``.
     random_state : seed of the kNN search, the initialisation and openTSNE.
     n_jobs : threads for openTSNE's gradient (results do not depend on it).
+
+    ``transform`` places new points by openTSNE's rule (``TSNEEmbedding.transform``, Poličar et al. 2024): each
+    new point's affinities to the fitted points (perplexity 5 on its nearest fitted points, openTSNE's default),
+    a start at the median of its 25 nearest fitted points, then 250 gradient steps with the fitted points fixed.
+    It needs the fitted X (``fit_X_``), and ``transform`` of the training rows is near, not equal to,
+    ``embedding_``: not scikit-learn-compatible for that reason (``check_transformer_general`` asks for equality).
     """
 
     _parameter_constraints = {
@@ -85,7 +95,7 @@ class TSNE(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, inputs: Inputs) -> "TSNE":
+    def _fit(self, inputs: Inputs) -> "TSNE":
         self._validate_params()
         if self.affinity == "perplexity":
             P = gaussian_perplexity(inputs.X, self.perplexity, random_state=self.random_state)
@@ -95,4 +105,26 @@ class TSNE(Embedder):
             init = openTSNE.initialization.pca(inputs.X, random_state=self.random_state)
         else:
             init = openTSNE.initialization.random(inputs.X.shape[0], random_state=self.random_state)
+        self.fit_X_ = np.asarray(inputs.X, dtype=np.float64)
         return opentsne_fit(self, P, init)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points placed in the fitted embedding by openTSNE's ``transform`` (class docstring). openTSNE
+        centres the reference embedding on its bounding box first; the result is shifted back to the coordinates
+        of ``embedding_``."""
+        check_is_fitted(self, "fit_X_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if X.shape[1] != self.fit_X_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features, but TSNE was fitted on {self.fit_X_.shape[1]}")
+        affinities = PerplexityBasedNN(self.fit_X_, perplexity=self.perplexity, random_state=self.random_state,
+                                       n_jobs=self.n_jobs)
+        centre = (self.embedding_.max(axis=0) + self.embedding_.min(axis=0)) / 2
+        opentsne_log = logging.getLogger("openTSNE.tsne")
+        level = opentsne_log.level
+        opentsne_log.setLevel(logging.ERROR)  # its warning about a start of large variance is for new fits only
+        try:
+            reference = openTSNE.TSNE(**{name: getattr(self, attr) for name, attr in OPENTSNE_PARAMS.items()}) \
+                .prepare_initial(affinities=affinities, initialization=self.embedding_ - centre)
+        finally:
+            opentsne_log.setLevel(level)
+        return np.ascontiguousarray(np.asarray(reference.transform(X)), dtype=np.float64) + centre
