@@ -54,6 +54,7 @@ include: "workflow/rules/methods.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/benchmarks.smk"
+include: "workflow/rules/export.smk"
 
 
 localrules:
