@@ -55,6 +55,7 @@ include: "workflow/rules/metrics.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/studies.smk"
 include: "workflow/rules/benchmarks.smk"
+include: "workflow/rules/export.smk"
 
 
 localrules:

@@ -79,11 +79,13 @@ def cmd_posterior(a: argparse.Namespace) -> None:
 
 
 def cmd_embed(a: argparse.Namespace) -> None:
+    from .datasets import Dataset
     from .embedding import Embedding
     from .inputs import COHORT_INPUTS, Inputs, require_cohorts
     from .methods import DegenerateSolution, make_method, split_capable
 
     inputs = Inputs.load(a.dataset, a.inputs)
+    ids = inputs.row_names(Dataset.load(a.dataset))
     est = make_method(a.method, _json(a.params), seed=a.seed)
     if a.posterior:
         if not callable(getattr(est, "class_posterior_settings", None)):
@@ -130,7 +132,7 @@ def cmd_embed(a: argparse.Namespace) -> None:
     runtime = time.perf_counter() - t0
     log.info("done in %.2f s (%s)", runtime, status)
     Embedding(Z=Z, placed_prototypes=placed, geometry=est.geometry, extras=extras, status=status,
-              runtime_s=runtime, method=a.method, params=est.get_params()).save(a.out)
+              runtime_s=runtime, method=a.method, params=est.get_params(), ids=ids).save(a.out)
 
 
 def cmd_score(a: argparse.Namespace) -> None:
@@ -168,6 +170,38 @@ def cmd_scatter(a: argparse.Namespace) -> None:
 
     _draw_scatter(Inputs.load(a.dataset, a.inputs), Embedding.load(a.embedding),
                   json.loads(Path(a.scores).read_text()), a.title, a.out)
+
+
+def cmd_export(a: argparse.Namespace) -> None:
+    from .datasets import Dataset
+    from .embedding import Embedding
+    from .inputs import Inputs
+    from .viz.export import ExportError, ExportRun, export
+
+    try:
+        if len(a.inputs) not in (1, len(a.embedding)) or len(a.name) != len(a.embedding):
+            raise ExportError(f"give one --name per --embedding ({len(a.embedding)} embeddings, {len(a.name)} names) "
+                              f"and one --inputs for all of them or one per embedding ({len(a.inputs)} given)")
+        dataset = Dataset.load(a.dataset)
+        runs: list[ExportRun] = []
+        loaded: dict[str, Inputs] = {}
+        for name, embedding_path, inputs_path in zip(a.name, a.embedding, a.inputs * len(a.embedding)
+                                                     if len(a.inputs) == 1 else a.inputs):
+            if inputs_path not in loaded:  # runs of one inputs block share it
+                loaded[inputs_path] = Inputs.load(a.dataset, inputs_path)
+            inputs = loaded[inputs_path]
+            emb = Embedding.load(embedding_path)
+            ids = emb.ids if emb.ids is not None else inputs.row_names(dataset)
+            labels = ([inputs.label_names[c] for c in inputs.labels] if inputs.labels is not None
+                      else [""] * len(ids))
+            runs.append(ExportRun(name, emb, ids, labels,
+                                  inputs.feature_names(dataset) if inputs.X is not None else None))
+        for out in a.out:
+            export(dataset, runs, out)
+            log.info("%d runs of %d rows -> %s", len(runs), dataset.n_samples, out)
+    except ExportError as err:
+        log.error("%s", err)
+        raise SystemExit(1) from None
 
 
 def cmd_timings(a: argparse.Namespace) -> None:
@@ -291,12 +325,19 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                ["scorecard", "out", "commit", "date", "config"], {}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
              ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
+    "export": ("write embeddings with their row ids for other tools; each --out's suffix picks the format: .csv, "
+               ".parquet (needs pyarrow), .h5ad (AnnData: a copy of an .h5ad source with obsm added)", cmd_export,
+               ["dataset"], {}),
     "timings": ("per-rule and per-experiment time table and plot from the jobs' benchmark files", cmd_timings,
                 ["jobs", "plan", "csv", "html", "png"], {}),
     "check-config": ("check a configuration file (YAML syntax, overlay, schema, cross-references) without "
                      "Snakemake; an overlay's base is looked up in --workdir", cmd_check_config, ["configfile"],
                      {"workdir": "."}),
 }
+
+
+#: Options that take one or more values, by step.
+LISTS = {"table": ["scores"], "datasets-table": ["datasets"], "export": ["inputs", "embedding", "name", "out"]}
 
 
 def _positive_int(text: str) -> int:
@@ -317,10 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument(f"--{name}", required=True)
         for name, default in optional.items():
             s.add_argument(f"--{name}", default=default, type=int if name == "seed" else str)
-        if step == "table":
-            s.add_argument("--scores", nargs="+", required=True)
-        if step == "datasets-table":
-            s.add_argument("--datasets", nargs="+", required=True)
+        for name in LISTS.get(step, ()):
+            s.add_argument(f"--{name}", nargs="+", required=True)
         s.set_defaults(func=func)
     return p
 

@@ -70,3 +70,27 @@ def git_commit():
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return f"{commit} with uncommitted changes" if dirty else commit
+
+
+def export_runs(dataset):
+    """The runs of ``dataset`` in the plan as (inputs, method entry, name in the exported files); the name joins the
+    entry and the inputs, e.g. ``tsne_points`` for obsm ``X_tsne_points``."""
+    return [(inputs, entry, f"{entry}_{inputs}") for d, inputs, entry in PLAN.runs() if d == dataset]
+
+
+def export_targets(datasets: list[str]) -> list[str]:
+    """What ``export`` builds for ``datasets``: every run's ``embedding.csv`` and ``embedding.parquet`` beside its
+    ``embedding.npz``, and one ``results/{dataset}/export/{dataset}.h5ad`` per dataset with runs."""
+    unknown = [d for d in datasets if d not in config["datasets"]]
+    if unknown:
+        raise ValueError(
+            f"export_targets: no datasets {unknown} in the configuration; it has {list(config['datasets'])}"
+        )
+    targets = []
+    for dataset in datasets:
+        runs = export_runs(dataset)
+        for inputs, entry, _ in runs:
+            targets += [PLAN.run_file(dataset, inputs, entry, f"embedding.{fmt}") for fmt in ("csv", "parquet")]
+        if runs:
+            targets.append(f"results/{dataset}/export/{dataset}.h5ad")
+    return targets

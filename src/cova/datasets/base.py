@@ -83,10 +83,12 @@ class Dataset:
 
     @property
     def feature_names(self) -> list[str]:
-        """One name per column of X: ``meta["feature_names"]`` if a loader recorded it, else ``"feature j"``."""
-        names = self.meta.get("feature_names")
-        if isinstance(names, list) and len(names) == self.X.shape[1]:
-            return [str(v) for v in names]
+        """One name per column of X: ``meta["feature_names"]`` if a loader recorded it, else the feature columns of
+        a delimited text file (``meta["features"]``, the ``generic`` loader), else ``"feature j"``."""
+        for key in ("feature_names", "features"):
+            names = self.meta.get(key)
+            if isinstance(names, list) and len(names) == self.X.shape[1]:
+                return [str(v) for v in names]
         return [f"feature {j}" for j in range(self.X.shape[1])]
 
     def save(self, path: str | os.PathLike) -> None:

@@ -46,7 +46,8 @@ def subset_classes(dataset: Dataset, n_classes: int | None = None, n_per_class: 
     """A seeded class subset (``inputs.subset``): the given ``classes`` (names or indices, e.g. MNIST's digit-1
     group of featMAP Figs. 1 and 7), or the first ``n_classes`` classes of one random permutation of the classes (so
     5 ⊂ 10 ⊂ 20 for the same seed), kept in ascending class order and renumbered 0..k−1, then at most
-    ``n_per_class`` rows of each (:func:`cova.datasets.mnist.per_class_subset`). Rows keep their order."""
+    ``n_per_class`` rows of each (:func:`cova.datasets.mnist.per_class_subset`). Rows keep their order and their
+    names."""
     from ..datasets.mnist import per_class_subset
 
     c = dataset.n_cohorts
@@ -73,7 +74,17 @@ def subset_classes(dataset: Dataset, n_classes: int | None = None, n_per_class: 
     present, y = np.unique(dataset.labels[keep], return_inverse=True)
     relations = None if dataset.relations is None else dataset.relations[keep][:, keep]
     return Dataset(dataset.X[keep], y, [dataset.label_names[k] for k in present], relations=relations,
-                   meta={**dataset.meta, "subset_rows": int(keep.size)})
+                   meta={**sliced_meta(dataset, keep), "subset_rows": int(keep.size)})
+
+
+def sliced_meta(dataset: Dataset, keep: np.ndarray) -> dict[str, Any]:
+    """``dataset.meta`` for the rows ``keep``: the per-sample name lists (:data:`SAMPLE_NAME_KEYS`) sliced alike,
+    and ``sample_names`` the kept rows' names (also when the dataset names its rows ``"sample i"``, so that a
+    kept row keeps its name); every other fact as it is."""
+    meta = {key: ([value[i] for i in keep] if key in SAMPLE_NAME_KEYS and isinstance(value, list)
+                  and len(value) == dataset.n_samples else value) for key, value in dataset.meta.items()}
+    names = dataset.sample_names
+    return {**meta, "sample_names": [names[i] for i in keep]}
 
 
 def stratified_split(labels: np.ndarray, train_fraction: float, seed: int = 0) -> np.ndarray:
@@ -142,9 +153,7 @@ def largest_component(dataset: Dataset) -> tuple[Dataset, dict[str, Any]]:
     if keep.size == dataset.n_samples:
         return dataset, facts
     present, y = np.unique(dataset.labels[keep], return_inverse=True)
-    meta = {key: ([value[i] for i in keep] if key in SAMPLE_NAME_KEYS and isinstance(value, list)
-                  and len(value) == dataset.n_samples else value) for key, value in dataset.meta.items()}
     kept = Dataset(dataset.X[keep], y, [dataset.label_names[k] for k in present],
-                   relations=dataset.relations[keep][:, keep], meta=meta)
+                   relations=dataset.relations[keep][:, keep], meta=sliced_meta(dataset, keep))
     return kept, dict(facts, kept_rows=keep.tolist())
 

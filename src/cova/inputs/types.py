@@ -162,6 +162,35 @@ class Inputs:
         """The names of the fields that are present (a subset of :data:`INPUT_FIELDS`)."""
         return {name for name in INPUT_FIELDS if getattr(self, name) is not None}
 
+    def row_names(self, dataset: Dataset) -> list[str]:
+        """The names of the rows these inputs hold (the rows a method embeds), built from ``dataset`` (the one
+        they were built from): a relation's row names; otherwise the dataset's :attr:`~Dataset.sample_names` of
+        the rows the block kept, its class ``subset`` (replayed with the recorded seed) and then the ``kept_rows``
+        of a largest component."""
+        from .subsets import subset_classes
+
+        if self.relation is not None:
+            return list(self.relation.row_names)
+        if self.spec.get("subset") is not None:
+            dataset = subset_classes(dataset, seed=int(self.spec.get("seed", 0)), **self.spec["subset"])
+        names = dataset.sample_names
+        if self.spec.get("kept_rows") is not None:
+            names = [names[i] for i in self.spec["kept_rows"]]
+        if len(names) != self.n_samples:
+            raise ValueError(f"the inputs hold {self.n_samples} rows but {len(names)} names follow from the dataset "
+                             f"{dataset.meta.get('name', '')!r}: were they built from another dataset file?")
+        return names
+
+    def feature_names(self, dataset: Dataset) -> list[str]:
+        """One name per column of X: the dataset's :attr:`~Dataset.feature_names` when the block kept its features
+        (``features`` absent or ``raw``), else ``"<kind> j"`` (j = 1, 2, ...) for the columns a transform made."""
+        if self.X is None:
+            raise ValueError("these inputs hold no features X")
+        kind = (self.spec.get("features") or {}).get("kind", "raw")
+        if kind == "raw" and self.X.shape[1] == dataset.X.shape[1]:
+            return dataset.feature_names
+        return [f"{kind} {j + 1}" for j in range(self.X.shape[1])]
+
     def training(self) -> "Inputs":
         """The inputs restricted to the training rows (what a method is fitted on); ``self`` without a split."""
         if self.train is None:

@@ -6,11 +6,17 @@ and the density study (:func:`density_figure`, Fig. 7, Supp. Figs. 9-10).
 
 "Darker red = larger feature importance" (the paper's captions): maps are drawn with the ``Reds`` colour map, each
 scaled to its own maximum, the images in grey.
+
+Features that are not pixels (a table's named columns, :func:`feature_layout` says which) are drawn by name
+instead: per cohort its top features by mean importance as bars, and the loading arrows of the top features at a
+sample of points on the embedding (:func:`named_features_figure`); the frame of one point keeps its arrows and
+shows its importance as bars (:func:`frame_figure` without an image shape).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -19,8 +25,15 @@ from matplotlib.axes import Axes
 
 from .scatter import cohort_colours, plot_cohorts
 
-__all__ = ["image_shape", "draw_image", "draw_saliency", "image_pairs_figure", "draw_loading_arrows",
-           "draw_radius_scatter", "top_features", "frame_figure", "adversarial_figure", "density_figure"]
+__all__ = ["image_shape", "feature_layout", "draw_image", "draw_saliency", "image_pairs_figure",
+           "draw_loading_arrows", "draw_radius_scatter", "top_features", "frame_figure", "adversarial_figure",
+           "density_figure", "draw_importance_bars", "draw_arrows_on_embedding", "NamedFeatureMap",
+           "named_features_figure"]
+
+#: Features drawn per bar chart and per point (:func:`named_features_figure`, :func:`frame_figure`).
+N_TOP = 10
+#: Arrows per sampled point on the embedding (:func:`draw_arrows_on_embedding`).
+N_ARROWS = 3
 
 
 def image_shape(n_features: int, meta: dict[str, Any] | None = None) -> tuple[int, int]:
@@ -38,6 +51,20 @@ def image_shape(n_features: int, meta: dict[str, Any] | None = None) -> tuple[in
         raise ValueError(f"cannot draw {n_features} features as an image of shape {shape}: give the dataset an "
                          f"'image_shape' in its meta")
     return shape
+
+
+def feature_layout(n_features: int, meta: dict[str, Any] | None = None) -> tuple[int, int] | None:
+    """How to draw ``n_features`` features: as an image of the returned (height, width), or by name (``None``).
+    An image when the loader recorded a shape (``image_shape``, ``size``; :func:`image_shape`), by name when it
+    recorded one name per feature (``feature_names``, or the ``features`` columns of a table), else an image when
+    ``n_features`` is a square (e.g. scikit-learn's 8×8 digits) and by name otherwise."""
+    meta = meta or {}
+    if "image_shape" in meta or "size" in meta:
+        return image_shape(n_features, meta)
+    if any(isinstance(meta.get(key), list) and len(meta[key]) == n_features for key in ("feature_names", "features")):
+        return None
+    side = int(round(np.sqrt(n_features)))
+    return (side, side) if side * side == n_features else None
 
 
 def draw_image(ax: Axes, x: np.ndarray, shape: tuple[int, int], title: str = "") -> None:
@@ -83,7 +110,7 @@ def image_pairs_figure(rows: Sequence[Sequence[tuple[np.ndarray, np.ndarray, str
     return fig
 
 
-def top_features(lengths: np.ndarray, n: int = 10) -> np.ndarray:
+def top_features(lengths: np.ndarray, n: int = N_TOP) -> np.ndarray:
     """Indices of the ``n`` longest loading arrows, longest first (ties by feature index)."""
     lengths = np.asarray(lengths, dtype=np.float64)
     order = np.lexsort((np.arange(lengths.size), -lengths))
@@ -91,7 +118,7 @@ def top_features(lengths: np.ndarray, n: int = 10) -> np.ndarray:
 
 
 def draw_loading_arrows(ax: Axes, loadings: np.ndarray, frame: np.ndarray, names: Sequence[str] | None = None,
-                        n_top: int = 10) -> np.ndarray:
+                        n_top: int = N_TOP) -> np.ndarray:
     """featMAP Fig. 1 (top right): the embedded frame axes v^e_1, v^e_2 at the origin (dashed) and every feature's
     loading arrow a_h (``loadings`` (n, 2)), the ``n_top`` longest in red and annotated with their names. Returns
     the indices of the annotated features."""
@@ -141,23 +168,111 @@ def draw_radius_scatter(ax: Axes, r_original: np.ndarray, r_embedded: np.ndarray
 
 
 def frame_figure(Z: np.ndarray, point: int, what: str, loadings: np.ndarray, frame: np.ndarray, names: Sequence[str],
-                 x: np.ndarray, importance: np.ndarray, shape: tuple[int, int], title: str
+                 x: np.ndarray, importance: np.ndarray, shape: tuple[int, int] | None, title: str
                  ) -> tuple[plt.Figure, np.ndarray]:
     """featMAP Fig. 1: the embedding ``Z`` (``what`` names it) with ``point`` in red, that point's embedded frame
-    and feature loading arrows (:func:`draw_loading_arrows`, the top ten named by ``names``), its image ``x`` and
-    its feature-importance map with the top ten features circled. Returns the figure and the top features."""
+    and feature loading arrows (:func:`draw_loading_arrows`, the top ten named by ``names``), and below, for an
+    image (``shape``) its image ``x`` and its feature-importance map with the top ten features circled, for named
+    features (``shape`` ``None``) its top ten features by importance as bars. Returns the figure and the top
+    features (by arrow length)."""
     fig, ax = plt.subplots(2, 2, figsize=(8, 8))
     ax[0, 0].scatter(Z[:, 0], Z[:, 1], s=2, c="0.6", linewidths=0)
     ax[0, 0].scatter(Z[point, 0], Z[point, 1], s=40, c="tab:red", edgecolors="k")
     ax[0, 0].set_title(f"{what}; point {point} in red", fontsize=8)
     ax[0, 0].set_aspect("equal", "datalim")
-    top = draw_loading_arrows(ax[0, 1], loadings, frame, names)
-    ax[0, 1].set_title("embedded frame (dashed) and pixel loadings; top 10 in red", fontsize=8)
-    draw_image(ax[1, 0], x, shape, f"image {point}")
-    draw_saliency(ax[1, 1], importance, shape, "feature importance (top 10 pixels circled)")
-    ax[1, 1].scatter(top % shape[1], top // shape[1], s=60, facecolors="none", edgecolors="tab:blue")
+    top = draw_loading_arrows(ax[0, 1], loadings, frame, names, N_TOP)
+    kind = "pixel" if shape is not None else "feature"
+    ax[0, 1].set_title(f"embedded frame (dashed) and {kind} loadings; top {N_TOP} in red", fontsize=8)
+    if shape is None:
+        grid = ax[1, 0].get_gridspec()
+        ax[1, 0].remove()
+        ax[1, 1].remove()
+        draw_importance_bars(fig.add_subplot(grid[1, :]), importance, names,
+                             f"feature importance of point {point}: top {min(N_TOP, len(names))}")
+    else:
+        draw_image(ax[1, 0], x, shape, f"image {point}")
+        draw_saliency(ax[1, 1], importance, shape, f"feature importance (top {N_TOP} pixels circled)")
+        ax[1, 1].scatter(top % shape[1], top // shape[1], s=60, facecolors="none", edgecolors="tab:blue")
     fig.suptitle(title, fontsize=10)
     return fig, top
+
+
+def draw_importance_bars(ax: Axes, importance: np.ndarray, names: Sequence[str], title: str,
+                         n_top: int = N_TOP) -> np.ndarray:
+    """The ``n_top`` largest values of ``importance`` (one per feature) as horizontal bars labelled with the
+    features' ``names``, largest on top; returns their indices."""
+    values = np.nan_to_num(np.asarray(importance, dtype=np.float64), nan=0.0)
+    top = top_features(values, n_top)
+    rows = np.arange(top.size)[::-1]
+    ax.barh(rows, values[top], color="tab:red")
+    ax.set_yticks(rows)
+    ax.set_yticklabels([str(names[h]) for h in top], fontsize=7)
+    ax.set_title(title, fontsize=8)
+    ax.tick_params(axis="x", labelsize=6)
+    return top
+
+
+def draw_arrows_on_embedding(ax: Axes, Z: np.ndarray, labels: np.ndarray, n_cohorts: int, points: Sequence[int],
+                             loadings: np.ndarray, names: Sequence[str], n_arrows: int = N_ARROWS) -> None:
+    """The embedding coloured by cohort and, at each of ``points`` (circled), the loading arrows a_h of its
+    ``n_arrows`` longest features (``loadings`` (m, n, 2), featMAP's feature_loadings_) labelled with their names;
+    one scale for every arrow (the longest drawn is 12% of the embedding's extent)."""
+    plot_cohorts(ax, Z, labels, n_cohorts)
+    if not len(points) or not np.all(np.isfinite(Z)):
+        return
+    idx = np.asarray(points, dtype=np.int64)
+    L = np.asarray(loadings, dtype=np.float64)[idx]
+    lengths = np.linalg.norm(L, axis=2)
+    drawn = [top_features(row, n_arrows) for row in lengths]
+    longest = max(float(row[top].max()) for row, top in zip(lengths, drawn))
+    scale = 0.12 * float(np.ptp(Z[:, :2], axis=0).max() or 1.0) / (longest if longest > 0 else 1.0)
+    for i, arrows, top in zip(idx, L, drawn):
+        start = Z[i, :2]
+        ax.scatter(*start, s=30, facecolors="none", edgecolors="k", zorder=3)
+        for h in top:
+            tip = start + scale * arrows[h]
+            ax.annotate("", xy=tip, xytext=start, arrowprops=dict(arrowstyle="->", color="k", lw=0.8), zorder=4)
+            ax.text(*tip, str(names[h]), fontsize=6, zorder=5)
+
+
+@dataclass
+class NamedFeatureMap:
+    """One featMAP run drawn by feature name: embedding ``Z`` (m, 2), cohort ``labels`` and ``label_names``, the
+    mean feature importance of every cohort ``cohort_importance`` (c, n), the loading arrows ``loadings``
+    (m, n, 2), the feature ``names``, the ``points`` that get arrows, and ``what`` the run is (panel title)."""
+
+    Z: np.ndarray
+    labels: np.ndarray
+    label_names: Sequence[str]
+    cohort_importance: np.ndarray
+    loadings: np.ndarray
+    names: Sequence[str]
+    points: Sequence[int]
+    what: str
+
+
+def named_features_figure(maps: Sequence[NamedFeatureMap], title: str, per_row: int = 5) -> plt.Figure:
+    """featMAP's interpretation (Figs. 1, 4-5) for named features: per run a row with the embedding and the loading
+    arrows of the top features at its sampled points (:func:`draw_arrows_on_embedding`), then per cohort its top
+    features by mean importance (Eq. 3) as bars (:func:`draw_importance_bars`), ``per_row`` cohorts a row."""
+    bar_height = max(1.6, 0.2 * N_TOP)
+    heights: list[float] = []
+    for m in maps:
+        heights += [4.0] + [bar_height] * int(np.ceil(len(m.label_names) / per_row))
+    fig = plt.figure(figsize=(3.0 * per_row, sum(heights) + 0.6))
+    grid = fig.add_gridspec(len(heights), per_row, height_ratios=heights)
+    r = 0
+    for m in maps:
+        ax = fig.add_subplot(grid[r, :])
+        draw_arrows_on_embedding(ax, m.Z, m.labels, len(m.label_names), m.points, m.loadings, m.names)
+        ax.set_title(f"{m.what}: loading arrows of the {N_ARROWS} longest features at {len(m.points)} points",
+                     fontsize=8)
+        for c, name in enumerate(m.label_names):
+            draw_importance_bars(fig.add_subplot(grid[r + 1 + c // per_row, c % per_row]), m.cohort_importance[c],
+                                 m.names, f"{name}: mean feature importance")
+        r += 1 + int(np.ceil(len(m.label_names) / per_row))
+    fig.suptitle(title, fontsize=10)
+    return fig
 
 
 def adversarial_figure(Z: np.ndarray, labels: np.ndarray, adversarial_labels: np.ndarray, predicted: np.ndarray,

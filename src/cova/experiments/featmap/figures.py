@@ -6,9 +6,12 @@
   featMAP's trustworthiness and continuity within :data:`COMPARABLE` of UMAP's on every dataset.
 - ``featmap_saliency`` (Figs. 4-5): one random image per class beside its feature-importance map (Eq. 3), for each
   featMAP run; the table measures the paper's reading "the map detects the edges": Pearson correlation of each map
-  with the image's gradient magnitude and with the image itself.
+  with the image's gradient magnitude and with the image itself. Data whose features are named columns, not pixels
+  (:func:`cova.viz.saliency.feature_layout`), get per class its top features by mean importance and, at one random
+  point per class, the loading arrows of its top features on the embedding; the table lists the top features.
 - ``featmap_frame`` (Fig. 1): the digit-1 group; one random point in red, its embedded frame with every pixel's
-  loading arrow (top ten annotated) and its feature-importance map.
+  loading arrow (top ten annotated) and its feature-importance map (for named features: its top ten features by
+  importance as bars).
 - ``featmap_adversarial`` (Fig. 6, Supp. Fig. 8): the FGSM set's accuracy and predicted-label histogram, featMAP
   of the adversarial set coloured by true and by adversarial label, five adversarial 1s with their maps, and the
   average maps of adversarial 1 → t against clean 1 and clean t with their similarities.
@@ -31,7 +34,17 @@ from ...embedding import Embedding
 from ...inputs import Inputs
 from ...viz.figures import save_figure
 from ...viz.panels import ScatterPanel, scatter_grid_figure
-from ...viz.saliency import adversarial_figure, density_figure, frame_figure, image_pairs_figure, image_shape
+from ...viz.saliency import (
+    NamedFeatureMap,
+    adversarial_figure,
+    density_figure,
+    feature_layout,
+    frame_figure,
+    image_pairs_figure,
+    image_shape,
+    named_features_figure,
+    top_features,
+)
 from ...viz.scatter import cohort_colours
 from ...viz.tables import write_csv_atomic, write_html_atomic
 from ..common import SCORES, MappingOf, about, findings_note, run_scores
@@ -60,6 +73,16 @@ def _pretty(method: str, labels: Mapping[str, str] | None) -> str:
 
 def _shape(run: dict[str, Any], n_features: int) -> tuple[int, int]:
     return image_shape(n_features, Dataset.load(run["data"]).meta)
+
+
+def _layout(run: dict[str, Any], inputs: Inputs, n_features: int) -> tuple[tuple[int, int] | None, list[str]]:
+    """How a run's features are drawn (:func:`cova.viz.saliency.feature_layout`: an image shape, or ``None`` for
+    named features) and their names (pixel coordinates of an image, else the inputs' feature names)."""
+    dataset = Dataset.load(run["data"])
+    shape = feature_layout(n_features, dataset.meta)
+    if shape is not None:
+        return shape, [f"({h // shape[1]},{h % shape[1]})" for h in range(n_features)]
+    return None, inputs.feature_names(dataset)
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -138,31 +161,52 @@ def edge_correlations(x: np.ndarray, importance: np.ndarray, shape: tuple[int, i
 @declare({"random_state": SEED})
 def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state: int = 0) -> None:
     """Figs. 4-5: for every featMAP run, one random image per class (seeded by ``random_state``) beside its
-    feature-importance map; the table holds every drawn image's edge and ink correlations."""
+    feature-importance map; the table holds every drawn image's edge and ink correlations. Runs on named features
+    (:func:`_layout`) instead get per class its top features by mean importance as bars and, at the same random
+    point per class, the loading arrows of its top features on the embedding; the table lists the top features."""
     rng = np.random.default_rng(random_state)
-    figure_rows, rows = [], []
+    figure_rows, rows, named, named_rows = [], [], [], []
     for run in _runs_of(spec, "featmap"):
         inputs, emb, _ = _load(run)
-        X = Dataset.load(run["data"]).X if inputs.X.shape[1] != emb.extras["feature_importance"].shape[1] \
-            else inputs.X
         FI = emb.extras["feature_importance"]
-        shape = _shape(run, FI.shape[1])
+        shape, names = _layout(run, inputs, FI.shape[1])
+        picks = [int(rng.choice(np.flatnonzero(inputs.labels == c))) for c in range(inputs.n_cohorts)]
+        if shape is None:
+            means = np.stack([FI[inputs.labels == c].mean(axis=0) for c in range(inputs.n_cohorts)])
+            for c, name in enumerate(inputs.label_names):
+                named_rows += [{"dataset": run["dataset"], "class": name, "rank": rank, "feature": names[h],
+                                "mean_importance": float(means[c, h])}
+                               for rank, h in enumerate(top_features(means[c]), start=1)]
+            named.append(NamedFeatureMap(emb.Z, inputs.labels, inputs.label_names, means,
+                                         emb.extras["feature_loadings"], names, picks,
+                                         f"featMAP of {run['dataset']} ({inputs.n_samples} points)"))
+            continue
+        X = Dataset.load(run["data"]).X if inputs.X.shape[1] != FI.shape[1] else inputs.X
         pairs = []
-        for c, name in enumerate(inputs.label_names):
-            members = np.flatnonzero(inputs.labels == c)
-            i = int(rng.choice(members))
+        for i, name in zip(picks, inputs.label_names):
             e, ink = edge_correlations(X[i], FI[i], shape)
             rows.append({"dataset": run["dataset"], "class": name, "sample": i, "edge_correlation": e,
                          "ink_correlation": ink})
             pairs.append((X[i], FI[i], f"{run['dataset']} {name}"[:22], shape))
         for k in range(0, len(pairs), 10):
             figure_rows.append(pairs[k:k + 10])
+    if figure_rows and named:
+        raise ValueError(f"featmap_saliency of experiment {spec.get('name', '')!r}: its featMAP runs mix image data "
+                         f"and named features ({sorted({r['dataset'] for r in _runs_of(spec, 'featmap')})}); give "
+                         "each kind its own experiment")
+    title = about(spec).title
+    if named:
+        table = pd.DataFrame(named_rows)
+        write_csv_atomic(table, out["csv"])
+        write_html_atomic(table, out["html"], title=title, note=findings_note(
+            spec, " Per class, its features of largest mean importance (featMAP Eq. 3)."))
+        save_figure(named_features_figure(named, title), out["png"])
+        return
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
     summary = table.groupby("dataset")[["edge_correlation", "ink_correlation"]].mean().round(3)
     extra = " Mean correlations per dataset: " + "; ".join(
         f"{d}: edge {r.edge_correlation}, ink {r.ink_correlation}" for d, r in summary.iterrows()) + "."
-    title = about(spec).title
     write_html_atomic(table, out["html"], title=title, note=findings_note(spec, extra))
     save_figure(image_pairs_figure(figure_rows, title), out["png"])
 
@@ -173,20 +217,28 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state:
 @declare({"random_state": SEED})
 def featmap_frame(spec: dict[str, Any], out: dict[str, str], *, random_state: int = 0) -> None:
     """Fig. 1 for the first featMAP run of the experiment: embedding with one random point (seed ``random_state``) in
-    red, its frame and loading arrows (top ten pixels annotated), the image and its feature-importance map."""
+    red, its frame and loading arrows (top ten pixels annotated), the image and its feature-importance map; on named
+    features (:func:`_layout`) the arrows carry the feature names and the importance is drawn as bars."""
     run = _runs_of(spec, "featmap")[0]
     inputs, emb, rec = _load(run)
     rng = np.random.default_rng(random_state)
     i = int(rng.integers(emb.Z.shape[0]))
     FI, L, frames = emb.extras["feature_importance"], emb.extras["feature_loadings"], emb.extras["frame_embedding"]
     X = Dataset.load(run["data"]).X if inputs.X.shape[1] != FI.shape[1] else inputs.X
-    shape = _shape(run, FI.shape[1])
-    names = [f"({h // shape[1]},{h % shape[1]})" for h in range(FI.shape[1])]
+    shape, names = _layout(run, inputs, FI.shape[1])
     title = about(spec).title
     fig, top = frame_figure(emb.Z, i, f"featMAP of {run['dataset']} ({inputs.n_samples} points)", L[i], frames[i],
                             names, X[i], FI[i], shape, title)
     save_figure(fig, out["png"])
     lengths = np.linalg.norm(L[i], axis=1)
+    trust = f" Trustworthiness (k = 7) of the map: {rec.get('trustworthiness_k7', float('nan')):.3f}."
+    if shape is None:
+        table = pd.DataFrame({"rank": np.arange(1, top.size + 1), "feature": [names[h] for h in top],
+                              "arrow_length": lengths[top], "importance": FI[i][top], "value": X[i][top]})
+        write_csv_atomic(table, out["csv"])
+        write_html_atomic(table, out["html"], title=title, note=findings_note(
+            spec, f" Point {i}: its features of longest loading arrow.{trust}"))
+        return
     img = X[i].reshape(shape)
     table = pd.DataFrame({"rank": np.arange(1, top.size + 1), "pixel": [names[h] for h in top],
                           "row": top // shape[1], "column": top % shape[1], "arrow_length": lengths[top],
@@ -195,7 +247,7 @@ def featmap_frame(spec: dict[str, Any], out: dict[str, str], *, random_state: in
     e, ink = edge_correlations(X[i], FI[i], shape)
     write_html_atomic(table, out["html"], title=title, note=findings_note(
         spec, f" Point {i}: correlation of its importance map with the image's edges {e:.3f}, with the ink {ink:.3f}."
-              f" Trustworthiness (k = 7) of the map: {rec.get('trustworthiness_k7', float('nan')):.3f}."))
+              f"{trust}"))
 
 
 # ------------------------------------------------------------------------------------------------------------------
