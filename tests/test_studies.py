@@ -39,7 +39,7 @@ def write_h5ad(path: Path, X: np.ndarray, labels: list[str] | None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with h5py.File(path, "w") as f:
         f.attrs.update({"encoding-type": "anndata", "encoding-version": "0.1.0"})
-        f.create_dataset("X", data=X)
+        f.create_dataset("X", data=X).attrs.update({"encoding-type": "array", "encoding-version": "0.2.0"})
         frame(f.create_group("obs"), [f"cell{i}" for i in range(len(X))],
               {} if labels is None else {"cell_type": labels})
         frame(f.create_group("var"), [f"gene{j}" for j in range(X.shape[1])], {})
@@ -189,6 +189,12 @@ def test_readme_study_runs_end_to_end(tmp_path):
         assert (tmp_path / "results/studies/cells" / img).is_file(), img
     scores = pd.read_csv(tmp_path / "results/studies/cells/scores.csv")
     assert len(scores) == 9 and scores["s_n"].between(0, 1).all() and scores["status"].eq("ok").all()
+    anndata = pytest.importorskip("anndata")
+    adata = anndata.read_h5ad(tmp_path / "results/cells/export/cells.h5ad")
+    assert list(adata.obs_names) == [f"cell{i}" for i in range(len(X))] and "cell_type" in adata.obs
+    tsne = [k for k in adata.obsm if k.startswith("X_cells.compare.tsne")]
+    assert len(tsne) == 1 and adata.obsm[tsne[0]].shape == (len(X), 2) and np.isfinite(adata.obsm[tsne[0]]).all()
+    assert "cells.h5ad" in page
 
 
 def test_an_experiment_is_a_protocol_over_the_datasets_it_lists(tmp_path):

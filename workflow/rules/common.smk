@@ -92,5 +92,5 @@ def export_targets(datasets: list[str]) -> list[str]:
         for inputs, entry, _ in runs:
             targets += [PLAN.run_file(dataset, inputs, entry, f"embedding.{fmt}") for fmt in ("csv", "parquet")]
         if runs:
-            targets.append(f"results/{dataset}/export/{dataset}.h5ad")
+            targets.append(PLAN.export_h5ad(dataset))
     return targets

@@ -33,7 +33,7 @@ rule export_h5ad:
             PLAN.run_file(wc.dataset, inputs, entry, "embedding.npz") for inputs, entry, _ in export_runs(wc.dataset)
         ],
     output:
-        "results/{dataset}/export/{dataset}.h5ad",
+        PLAN.export_h5ad("{dataset}"),
     log:
         "results/logs/export/{dataset}.log",
     conda:

@@ -417,14 +417,21 @@ class Plan:
                          "method": job.method, "grid": job.grid_values,
                          "scores": self.run_file(dataset, inputs, entry, "scores.json"),
                          "scatter": self.run_file(dataset, inputs, entry, "scatter.png")})
+        datasets = list(dict.fromkeys(r["dataset"] for r in runs))
         return {"name": study, "datasets": list(self.config["studies"][study]["datasets"]),
-                "experiments": experiments, "runs": runs}
+                "experiments": experiments, "runs": runs, "exports": [self.export_h5ad(d) for d in datasets]}
+
+    @staticmethod
+    def export_h5ad(dataset: str) -> str:
+        """The AnnData file with every run of ``dataset`` in ``obsm`` (rule ``export_h5ad``)."""
+        return f"results/{dataset}/export/{dataset}.h5ad"
 
     def study_inputs(self, study: str) -> list[str]:
-        """The files the study page reads: its experiments' outputs, every run's scores and scatter."""
+        """The files the study page reads: its experiments' outputs, every run's scores and scatter, and the AnnData
+        export of each of its data sets."""
         spec = self.study_spec(study)
         files = [e[k] for e in spec["experiments"] for k in ("png", "csv", "html")]
-        files += [f for r in spec["runs"] for f in (r["scores"], r["scatter"])]
+        files += [f for r in spec["runs"] for f in (r["scores"], r["scatter"])] + spec["exports"]
         return list(dict.fromkeys(files))
 
     def run_dirs(self) -> list[str]:

@@ -47,7 +47,10 @@ def write_study_page(spec: dict[str, Any], out_html: str, out_csv: str) -> None:
              f"<h1>Study {name}</h1>",
              f"<p>Data sets: {html.escape(', '.join(spec['datasets']))}. Protocols: "
              f"{html.escape(', '.join(e['protocol'] for e in spec['experiments']))}. "
-             f"{len(spec['runs'])} runs. Table: <a href='{_relative(out_csv, out_html)}'>scores.csv</a>.</p>",
+             f"{len(spec['runs'])} runs. Table: <a href='{_relative(out_csv, out_html)}'>scores.csv</a>. Every run's "
+             f"embedding, for your tools (AnnData, obsm[\"X_&lt;entry&gt;_&lt;inputs&gt;\"]): "
+             + ", ".join(f"<a href='{_relative(f, out_html)}'>{html.escape(Path(f).name)}</a>"
+                         for f in spec.get("exports", [])) + ".</p>",
              "<h2>Scores</h2>", f"<p>{html.escape(SCORES_NOTE)}</p>", "<table><tr>",
              "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns), "</tr>"]
     for _, row in table.iterrows():
