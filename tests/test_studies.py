@@ -143,8 +143,35 @@ def test_a_study_names_defined_datasets_and_never_overwrites_a_users_entry(tmp_p
         validate_config(config)
 
 
+def test_any_paper_experiment_is_a_protocol(tmp_path):
+    X, y = digits(80)
+    write_h5ad(tmp_path / "c.h5ad", X, y)
+    config = study_config(str(tmp_path / "c.h5ad"), "cell_type", [{"protocol": "paper", "experiment": "table3"},
+                                                                  {"protocol": "paper", "experiment": "featmap_table1"}])
+    validate_config(config)
+    plan = Plan(config)
+    shipped = Plan(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    for name in ("table3", "featmap_table1"):
+        ours = {(i, e) for _, i, e in plan.experiment_runs(f"cells.{name}")}
+        assert ours == {(i, e) for _, i, e in shipped.experiment_runs(name)}  # the same runs, on our data
+        e = plan.experiments[f"cells.{name}"]
+        assert e["renderer"] == shipped.experiments[name]["renderer"] and "claims" not in e and "reference" not in e
+    assert plan.experiment_outputs("cells.table3")["png"] == "results/studies/cells/cells.table3.png"
+    assert "results/paper" not in " ".join(plan.all_targets())
+    config["studies"]["cells"]["protocols"] = [{"protocol": "paper", "experiment": "dosnes_fig2_4"}]
+    with pytest.raises(ConfigError, match=r"config key studies\.cells \(its cells\.dosnes_fig2_4 runs\): inputs block "
+                                          r"'citation_raw' reads the dataset's graph"):
+        validate_config(config)
+    config["studies"]["cells"]["protocols"] = [{"protocol": "paper", "experiment": "nope"}]
+    with pytest.raises(ConfigError, match=r"config key studies\.cells\.protocols\[0\]\.experiment: 'nope' is not an "
+                                          r"experiment of config\.yaml; allowed: \["):
+        validate_config(config)
+
+
 def test_every_protocol_declares_its_options_and_expands():
     for name in PROTOCOLS:
+        if name == "paper":  # its runs are the experiment's it reuses (test above)
+            continue
         protocol = PROTOCOLS[name]()
         assert protocol.runs and protocol.experiment["renderer"]
         assert {b for b, _ in protocol.runs} == set(protocol.inputs)

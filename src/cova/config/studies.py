@@ -18,6 +18,7 @@ notice naming them.
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 from .files import ConfigError
@@ -47,10 +48,11 @@ def _protocol_blocks(study: str, spec: dict[str, Any]) -> list[tuple[str, dict[s
         except OptionError as err:
             raise ConfigError(str(err)) from None
         name = options.pop("protocol")
-        if name in seen:
-            raise ConfigError(f"config key {where}: protocol {name!r} is named twice in study {study!r}; a study runs "
+        key = options.get("experiment", name)  # `paper` once per experiment it reuses
+        if key in seen:
+            raise ConfigError(f"config key {where}: protocol {key!r} is named twice in study {study!r}; a study runs "
                               f"each protocol once")
-        seen.add(name)
+        seen.add(key)
         out.append((name, options))
     return out
 
@@ -62,6 +64,52 @@ def _cohort_entries(methods: dict[str, dict[str, Any]]) -> set[str]:
 
     return {name for name, m in methods.items()
             if COHORT_INPUTS & set(METHODS[m["method"]](**m.get("params", {})).requires())}
+
+
+def block_arranges_cohorts(block: dict[str, Any]) -> bool:
+    """Whether an inputs block builds cohort confidences R or prototypes from the data's labels (a weights block
+    builds both; spectral cohorts make their own labels)."""
+    return bool({"weights", "confidence", "prototypes"} & set(block)) and \
+        (block.get("cohorts") or {}).get("kind") != "spectral"
+
+
+@functools.lru_cache(maxsize=4)
+def _shipped(path: str, mtime: float) -> dict[str, Any]:
+    from .files import read_config_file, resolve_overlay
+
+    return expand_experiment_datasets(resolve_overlay(read_config_file(path)))
+
+
+def _reused(experiment: str, where: str) -> Any:
+    """Protocol ``paper``: experiment ``experiment`` of the shipped ``config.yaml`` as a protocol, under the
+    configuration's own names (so the renderer's options that name inputs blocks or entries stay true)."""
+    from ..experiments.protocols import Protocol
+    from .files import PROJECT_ROOT
+
+    path = PROJECT_ROOT / "config.yaml"
+    base = _shipped(str(path), path.stat().st_mtime)
+    shipped = base.get("paper", {}).get("experiments", {})
+    if experiment not in shipped:
+        raise ConfigError(f"config key {where}.experiment: {experiment!r} is not an experiment of {path.name}; "
+                          f"allowed: {sorted(shipped)}")
+    e = shipped[experiment]
+    runs: list[tuple[str, list[str], dict[str, Any]]] = []
+    for r in e["runs"]:
+        extra = {k: v for k, v in r.items() if k not in ("dataset", "inputs", "methods")}
+        item = (r["inputs"], list(r["methods"]), extra)
+        if item not in runs:
+            runs.append(item)
+    inputs = {b: base["inputs"][b] for b, _, _ in runs}
+    methods = {m: base["methods"][m] for _, ms, _ in runs for m in ms}
+    kept = {k: v for k, v in e.items() if k not in _PAPER_ONLY}
+    kept["title"] = f"{e.get('title') or experiment} (the protocol of {experiment})"
+    kept["caption"] = f"The runs and figure of paper experiment {experiment} on this study's data sets."
+    return Protocol(e["paper"], inputs, methods, runs, kept, frozenset(), experiment)
+
+
+#: What a paper experiment keeps to itself when it is a study's protocol: its data and the paper's numbers and words.
+_PAPER_ONLY = ("paper", "runs", "datasets", "claims", "paper_data", "reference", "notes", "fallbacks", "title",
+               "caption", "study")
 
 
 def expand_studies(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -100,9 +148,14 @@ def expand_studies(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             if dataset not in datasets:
                 raise ConfigError(f"config key studies.{study}.datasets[{i}]: {dataset!r} is not defined in "
                                   f"datasets; defined: {sorted(datasets)}")
-        for name, options in _protocol_blocks(study, spec):
+        for i, (name, options) in enumerate(_protocol_blocks(study, spec)):
             protocol = PROTOCOLS[name](**options)
             prefix = f"{study}.{name}"
+            block_name, entry_name = f"{study}.{{}}".format, f"{prefix}.{{}}".format
+            if protocol.reuses is not None:  # a paper experiment: its own names
+                protocol = _reused(protocol.reuses, f"studies.{study}.protocols[{i}]")
+                prefix = f"{study}.{protocol.reuses}"
+                block_name = entry_name = str
             cohort_entries = _cohort_entries(protocol.methods)
             runs = []
             for dataset in spec["datasets"]:
@@ -113,25 +166,27 @@ def expand_studies(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                         f"{dataset!r} has none (datasets.{dataset}.params has no label); give the label column "
                         f"(params.label) or remove {name!r} from this study; the protocols that need no labels: "
                         f"{', '.join(sorted(p for p in PROTOCOLS if not _needs_labels(p)))}")
-                for block, entries in protocol.runs:
-                    kept = [e for e in entries if not (unlabelled and e in cohort_entries)]
+                for block, entries, *extra in protocol.runs:
+                    arranges = unlabelled and block_arranges_cohorts(protocol.inputs[block])
+                    kept = [e for e in entries if not (unlabelled and (arranges or e in cohort_entries))]
                     dropped = [e for e in entries if e not in kept]
                     if dropped:
                         notices.append(
                             f"NOTICE: study {study!r}, protocol {name!r}: dataset {dataset!r} has no labels, so "
-                            f"the methods that arrange cohorts ({', '.join(protocol.methods[e]['method'] for e in dropped)})"
-                            f" do not run on it; give datasets.{dataset}.params.label to run them")
+                            f"the runs that arrange cohorts ({', '.join(protocol.methods[e]['method'] for e in dropped)}"
+                            f"{f' on inputs {block!r}' if arranges else ''}) do not run on it; give "
+                            f"datasets.{dataset}.params.label to run them")
                     if kept:
-                        runs.append({"dataset": dataset, "inputs": f"{study}.{block}",
-                                     "methods": [f"{prefix}.{e}" for e in kept]})
+                        runs.append({"dataset": dataset, "inputs": block_name(block),
+                                     "methods": [entry_name(e) for e in kept], **(extra[0] if extra else {})})
             used_blocks = {r["inputs"] for r in runs}
             used_entries = {m for r in runs for m in r["methods"]}
             for block, value in protocol.inputs.items():
-                if f"{study}.{block}" in used_blocks:  # shared by the study's protocols
-                    add("inputs", f"{study}.{block}", value, f"studies.{study}")
+                if block_name(block) in used_blocks:  # shared by the study's protocols
+                    add("inputs", block_name(block), value, f"studies.{study}")
             for entry, value in protocol.methods.items():
-                if f"{prefix}.{entry}" in used_entries:
-                    add("methods", f"{prefix}.{entry}", value, f"studies.{study}")
+                if entry_name(entry) in used_entries:
+                    add("methods", entry_name(entry), value, f"studies.{study}")
             if runs:
                 add("experiments", prefix, {**protocol.experiment, "paper": protocol.paper, "study": study,
                                             "runs": runs}, f"studies.{study}")
@@ -139,8 +194,12 @@ def expand_studies(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def _needs_labels(protocol: str) -> bool:
+    """Whether protocol ``protocol`` needs labels whatever its options (``paper``: the experiment it reuses says)."""
+    from ..constraints import REQUIRED, option_defaults
     from ..experiments.protocols import PROTOCOLS
 
+    if any(v is REQUIRED for v in option_defaults(PROTOCOLS[protocol]).values()):
+        return False
     return "labels" in PROTOCOLS[protocol]().needs
 
 

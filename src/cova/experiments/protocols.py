@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ..constraints import Kinds, ListOf, StrOptions, declare, integer, real
+from ..constraints import NON_EMPTY_STR, Kinds, ListOf, StrOptions, declare, integer, real
 from ..methods import METHODS
 from .common import SCORES
 
@@ -43,7 +43,9 @@ POINTS_BLOCK: dict[str, Any] = {}
 class Protocol(NamedTuple):
     """What a protocol adds for each data set: inputs blocks and method entries (local names), the runs
     ``(inputs block, [method entries])``, the experiment that renders them (renderer, its options, title, caption)
-    and the paper it comes from, and ``needs``: what every run needs of the data (``"labels"``)."""
+    and the paper it comes from, ``needs``: what every run needs of the data (``"labels"``), and ``reuses``: the
+    paper experiment of the shipped configuration whose runs and rendering the protocol takes (filled in by
+    :func:`cova.config.studies.expand_studies`, which reads the configuration)."""
 
     paper: str
     inputs: dict[str, dict[str, Any]]
@@ -51,6 +53,7 @@ class Protocol(NamedTuple):
     runs: list[tuple[str, list[str]]]
     experiment: dict[str, Any]
     needs: frozenset[str] = frozenset()
+    reuses: str | None = None
 
 
 _METHOD_NAMES = [ListOf([StrOptions(set(METHODS))],
@@ -136,6 +139,14 @@ def crowding(*, seeds: Sequence[int] = (0, 1, 2), max_iter: int = 1000) -> Proto
                     frozenset({"labels"}))
 
 
+@declare({"experiment": NON_EMPTY_STR})
+def paper(*, experiment: str) -> Protocol:
+    """Any paper experiment of the shipped configuration (``config.yaml``) as a protocol: its runs (each distinct
+    inputs block and method entries, under the configuration's own names) on the study's data sets, and its
+    renderer with the experiment's options; the paper's printed numbers, claims and notes stay with the paper."""
+    return Protocol("", {}, {}, [], {}, frozenset(), experiment)
+
+
 #: Protocol name -> its declaration; a study names them (``protocols: [compare, {protocol: alpha_sweep, ...}]``).
 PROTOCOLS = Kinds("protocol", {"compare": compare, "alpha_sweep": alpha_sweep, "cohort_control": cohort_control,
-                               "crowding": crowding}, key="protocol")
+                               "crowding": crowding, "paper": paper}, key="protocol")
