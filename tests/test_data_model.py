@@ -321,7 +321,7 @@ def test_degenerate_run_keeps_the_embedding_width(tmp_path, monkeypatch):
         def __init__(self, n_components: int = 3):
             self.n_components = n_components
 
-        def fit(self, inputs: Inputs) -> "NoSolution":
+        def _fit(self, inputs: Inputs) -> "NoSolution":
             raise DegenerateSolution("no solution for these parameters")
 
     monkeypatch.setitem(registry.METHODS, "no_solution", NoSolution)

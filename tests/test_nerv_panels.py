@@ -138,7 +138,7 @@ def test_table2_uses_selected_runs_and_the_papers_numbers():
 
 def test_mds_is_metric_smacof_and_size_guarded():
     X, y = _blobs(40)
-    inp = type("I", (), {"X": X})()
+    inp = Inputs(X=X)
     Z = make_method("mds", {}, seed=0).fit_transform(inp)
     from scipy.spatial.distance import pdist
 

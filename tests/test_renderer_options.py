@@ -33,10 +33,10 @@ def test_every_renderer_is_declared(name):
 
 @pytest.mark.parametrize("path", ["config.yaml", "config/ci.yaml", "config/demo.yaml"])
 def test_every_configured_experiment_passes_its_renderer_check(path):
-    from cova.config import resolve_overlay
+    from cova.config import resolve_config
     from cova.config.checks import experiment_context
 
-    config = resolve_overlay(yaml.safe_load((ROOT / path).read_text()))
+    config = resolve_config(yaml.safe_load((ROOT / path).read_text()))
     experiments = config.get("paper", {}).get("experiments", {})
     for name, block in experiments.items():
         options = check_experiment(name, block, experiment_context(config, block))

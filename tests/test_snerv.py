@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -15,6 +13,7 @@ from cova.cohorts.posterior import (
     posterior_from_arrays,
     training_fingerprint,
 )
+from cova.inputs import Inputs
 from cova.methods import METHODS
 from cova.methods.nerv.nerv import NeRV
 from cova.methods.nerv.snerv import SNeRV
@@ -129,9 +128,9 @@ def _overlapping(seed: int = 0):
 
 def test_snerv_beats_nerv_and_is_seeded():
     X, y = _overlapping()
-    inp = SimpleNamespace(X=X, labels=y)
+    inp = Inputs(X=X, labels=y)
     s = SNeRV(lam=0.1, random_state=0).fit(inp)
-    e = NeRV(lam=0.1, random_state=0).fit(SimpleNamespace(X=X))
+    e = NeRV(lam=0.1, random_state=0).fit(Inputs(X=X))
     assert s.embedding_.shape == (150, 2)
     assert s.n_neighbors_ == round(0.5 * 150 / s.posterior_.n_components_)
     assert knn_error(s.embedding_, y) < knn_error(e.embedding_, y)
@@ -145,4 +144,4 @@ def test_registry_and_size_guard():
     assert METHODS["snerv"] is SNeRV
     X, y = _blobs(n_per=20)
     with pytest.raises(ValueError, match="max_samples"):
-        SNeRV(max_samples=50).fit(SimpleNamespace(X=X, labels=y))
+        SNeRV(max_samples=50).fit(Inputs(X=X, labels=y))

@@ -126,6 +126,7 @@ class Embedder(BaseEstimator):
         the block of :func:`cova.inputs.default_block` (the Places2 protocol for W, R and Υ;
         :mod:`cova.inputs.defaults` says why), seeded with ``random_state`` (0 when the method has none or it is
         ``None``). A method that reads the cohorts refuses ``y=None``. Returns ``self``."""
+        self._validate_params()  # the parameters first, whatever the data (scikit-learn's order)
         if isinstance(X, Inputs):
             if y is not None or inputs is not None:
                 raise ValueError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
