@@ -102,7 +102,7 @@ def _reused(experiment: str, where: str) -> Any:
     inputs = {b: base["inputs"][b] for b, _, _ in runs}
     methods = {m: base["methods"][m] for _, ms, _ in runs for m in ms}
     kept = {k: v for k, v in e.items() if k not in _PAPER_ONLY}
-    kept["title"] = f"{e.get('title') or experiment} (the protocol of {experiment})"
+    kept["title"] = f"The protocol of paper experiment {experiment} ({e['paper']})"  # its own title names its data
     kept["caption"] = f"The runs and figure of paper experiment {experiment} on this study's data sets."
     return Protocol(e["paper"], inputs, methods, runs, kept, frozenset(), experiment)
 
@@ -188,8 +188,10 @@ def expand_studies(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 if entry_name(entry) in used_entries:
                     add("methods", entry_name(entry), value, f"studies.{study}")
             if runs:
-                add("experiments", prefix, {**protocol.experiment, "paper": protocol.paper, "study": study,
-                                            "runs": runs}, f"studies.{study}")
+                block = {**protocol.experiment, "paper": protocol.paper, "study": study, "runs": runs}
+                if protocol.reuses is not None:
+                    block["title"] += f" on {', '.join(dict.fromkeys(r['dataset'] for r in runs))}"
+                add("experiments", prefix, block, f"studies.{study}")
     return out, notices
 
 
