@@ -64,6 +64,14 @@ def _as_embedding(Z: object) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(Z), dtype=np.float64)
 
 
+def _library_transform(method: Embedder, X: Any) -> np.ndarray:
+    """``transform`` of a method that wraps a fitted scikit-learn estimator (``estimator_``): that library's own
+    out-of-sample map of new points, on X with the fitted number of features."""
+    check_is_fitted(method, "estimator_")
+    X = validate_data(method, X, reset=False, dtype=np.float64)
+    return _as_embedding(method.estimator_.transform(X))
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # manifold learners (COVA Table 3, existing-method figures)
 # ----------------------------------------------------------------------------------------------------------------
@@ -110,7 +118,13 @@ class LLE(Embedder):
                                      random_state=self.random_state, n_jobs=1)
         self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
         self.reconstruction_error_ = float(est.reconstruction_error_)
+        self.estimator_ = est
         return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points placed by scikit-learn's out-of-sample rule: each new point's barycentric reconstruction
+        weights from its nearest fitted points, applied to their embedding."""
+        return _library_transform(self, X)
 
 
 class HLLE(LLE):
@@ -177,7 +191,13 @@ class Isomap(Embedder):
         est = _SkIsomap(n_neighbors=k, n_components=int(self.n_components),
                         eigen_solver=self.eigen_solver, n_jobs=1)
         self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
+        self.estimator_ = est
         return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points placed by scikit-learn's out-of-sample rule: geodesic distances to the fitted points through
+        the new point's nearest neighbours, projected by the fitted kernel PCA."""
+        return _library_transform(self, X)
 
 
 class MDS(Embedder):
@@ -267,7 +287,12 @@ class LDA(Embedder):
         est = LinearDiscriminantAnalysis(n_components=n, solver=self.solver)
         self.embedding_ = _as_embedding(est.fit(np.asarray(inputs.X, dtype=np.float64), y).transform(inputs.X))
         self.projection_ = _as_embedding(est.scalings_[:, :n])
+        self.estimator_ = est
         return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """New points projected onto the fitted discriminant directions (scikit-learn's ``transform``)."""
+        return _library_transform(self, X)
 
 
 class NCA(Embedder):
