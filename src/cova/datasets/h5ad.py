@@ -7,7 +7,7 @@ the dataset of row names, and whose columns are datasets (numbers, ``string-arra
 (``categories``, ``codes``; code -1 is missing) or ``nullable-*`` groups (``values``, ``mask``); ``layers`` and
 ``obsm`` hold further matrices. Only what the ``generic`` loader needs is read: one matrix, one ``obs`` column
 and the row and column names. A sparse matrix is made dense (for many cells × genes, use a reduced ``obsm``
-matrix such as ``X_pca``). anndata itself is not needed (its releases for Python 3.11 require pandas < 3).
+matrix such as ``X_pca``). anndata itself is not needed to read them.
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ def read_h5ad(path: Path, label: str | None, features: str | None) -> H5adArrays
     try:
         import h5py
     except ImportError as e:
-        raise ImportError(f"{path}: reading .h5ad files needs h5py; install it with pip install 'cova[h5ad]'") from e
+        raise ImportError(f"{path}: reading .h5ad files needs h5py; install it with pip install h5py (or "
+                          f"pip install '.[h5ad]' in this repository)") from e
     try:
         f = h5py.File(path, "r")
     except OSError as e:
