@@ -50,7 +50,7 @@ def run_sizes(spec: Mapping[str, Any]) -> dict[str, int | None]:
     sizes: dict[str, int | None] = {}
     for run in spec["runs"]:
         n = None
-        if Path(run["scores"]).is_file():
+        if run.get("scores") and Path(run["scores"]).is_file():
             n = run_scores(run).get("n_samples")
         known = sizes.get(run["dataset"])
         sizes[run["dataset"]] = n if known is None else max(known, n or 0)
@@ -99,11 +99,13 @@ def _relative(path: str | os.PathLike, page_path: str | os.PathLike) -> str:
 def _runs_table(spec: Mapping[str, Any], page_path: str) -> pd.DataFrame:
     rows = []
     for run in spec["runs"]:
-        scatter = Path(run["scores"]).with_name("scatter.png")
-        links = (f"<a href='{html.escape(_relative(scatter, page_path))}'>scatter.png</a> "
-                 f"<a href='{html.escape(_relative(run['scores'], page_path))}'>scores.json</a>")
-        rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
-                     "method": run["method"], "files": links})
+        links = ""
+        if run.get("scores"):
+            scatter = Path(run["scores"]).with_name("scatter.png")
+            links = (f"<a href='{html.escape(_relative(scatter, page_path))}'>scatter.png</a> "
+                     f"<a href='{html.escape(_relative(run['scores'], page_path))}'>scores.json</a>")
+        rows.append({"dataset": run["dataset"], "inputs": run.get("inputs", ""), "method_entry": run["entry"],
+                     "method": run.get("method", ""), "files": links})
     return pd.DataFrame(rows)
 
 
