@@ -211,12 +211,12 @@ def cmd_timings(a: argparse.Namespace) -> None:
 
 
 def cmd_table(a: argparse.Namespace) -> None:
-    from .viz.tables import scores_table, write_csv_atomic, write_html_atomic
+    from .viz.tables import scores_table, write_csv_atomic, write_scores_html
 
     records = [json.loads(Path(p).read_text()) for p in a.scores]
     table = scores_table(records)
     write_csv_atomic(table, a.csv)
-    write_html_atomic(table, a.html)
+    write_scores_html(table, a.html)
     log.info("%d rows -> %s, %s", len(table), a.csv, a.html)
 
 

@@ -350,9 +350,9 @@ class Plan:
         return self.expand_runs(self.experiments[name]["runs"])
 
     def experiment_spec(self, name: str) -> dict[str, Any]:
-        """What the renderer gets: the experiment block plus, per run, its names (``entry``: the run's method
-        entry with its grid values; ``group``: the configured method entry it was expanded from), registered
-        method, grid values and files."""
+        """What the renderer gets: the experiment block (its ``claims`` too, which its page evaluates) plus, per
+        run, its names (``entry``: the run's method entry with its grid values; ``group``: the configured method
+        entry it was expanded from), registered method, grid values and files."""
         e = self.experiments[name]
         group_of = {run: group for group, runs in self.entry_groups.items() for run in runs}
         runs = []
@@ -364,7 +364,7 @@ class Plan:
                          "embedding": self.run_file(dataset, inputs, entry, "embedding.npz"),
                          "scores": self.run_file(dataset, inputs, entry, "scores.json"),
                          "per_point": self.run_file(dataset, inputs, entry, "per_point.npz")})
-        return {**{k: v for k, v in e.items() if k not in ("runs", "claims")}, "name": name, "runs": runs}
+        return {**{k: v for k, v in e.items() if k != "runs"}, "name": name, "runs": runs}
 
     def experiment_inputs(self, name: str) -> list[str]:
         files: dict[str, None] = {}

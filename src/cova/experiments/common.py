@@ -5,7 +5,8 @@ A renderer receives an experiment spec (built by :meth:`cova.config.Plan.experim
 of the configuration plus ``runs``, one dict per run with ``dataset``, ``inputs`` (the inputs block's name),
 ``entry`` (the run's method entry, grid values included), ``group`` (the configured method entry it was expanded
 from), ``method`` (the registered method), ``grid`` (its grid values) and the files ``data``, ``inputs_file``,
-``embedding`` and ``scores``. It writes ``out["png"]``, ``out["csv"]`` (scores as fractions) and ``out["html"]``.
+``embedding`` and ``scores``. It writes ``out["png"]``, ``out["csv"]`` (scores as fractions) and ``out["html"]``
+(the page, :mod:`.page`).
 
 The keys every experiment may set (:data:`cova.experiments.registry.COMMON_KEYS`: ``title``, ``caption``,
 ``notes``, ``reference``, ...) stay in the spec (:func:`about` reads the texts); a renderer's own options are its
@@ -28,12 +29,11 @@ from ..datasets.base import Dataset
 from ..embedding import Embedding
 from ..inputs import Inputs
 from ..metrics.summary import SCORE_KEYS
-from ..viz.tables import write_csv_atomic, write_html_atomic
 from .reference import REFERENCE
 
 __all__ = ["DEFAULT_SCORES", "DEVIATION_COLUMN", "DEVIATION_POINTS", "RECORD_SCORES", "SCORE_NAMES", "SCORES",
            "MappingOf", "About", "about", "RunLoader", "run_scores", "records", "is_deviation", "flag_deviations",
-           "with_reference", "write_tables", "findings_note"]
+           "with_reference", "findings_note"]
 
 #: Scores shown when an experiment does not list its own.
 DEFAULT_SCORES = ["s_n", "s_c", "s_s", "s_c_r"]
@@ -165,19 +165,6 @@ def flag_deviations(table: pd.DataFrame, scores: list[str]) -> pd.DataFrame:
     table[DEVIATION_COLUMN] = ["; ".join(f"{s} {100 * r[s]:.1f} vs {r[f'paper_{s}']:.1f}" for s in scores
                                          if is_deviation(r[s], r[f"paper_{s}"])) for _, r in table.iterrows()]
     return table
-
-
-def write_tables(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str]) -> None:
-    """``table`` as CSV and as HTML with the experiment's caption, the source of its ``paper_*`` columns and its
-    notes."""
-    write_csv_atomic(table, out["csv"])
-    text = about(spec)
-    note = text.caption
-    if spec["reference"]:
-        note += f" Columns paper_* are the numbers printed in {REFERENCE[spec['reference']]['source']}."
-    if text.notes:
-        note += f" Deviations: {text.notes}"
-    write_html_atomic(table, out["html"], title=text.title, note=note)
 
 
 def findings_note(spec: dict[str, Any], extra: str = "") -> str:

@@ -32,7 +32,7 @@ from ..viz.runtimes import fit_times_figure
 from ..viz.saliency import image_shape
 from ..viz.scatter import format_scores
 from ..viz.sweeps import heatmap_figure, sweep_figure
-from ..viz.tables import write_csv_atomic, write_html_atomic
+from ..viz.tables import write_csv_atomic
 from .common import (
     DEFAULT_SCORES,
     SCORES,
@@ -42,8 +42,8 @@ from .common import (
     findings_note,
     records,
     with_reference,
-    write_tables,
 )
+from .page import write_page, write_tables
 
 __all__ = ["score_table", "scatter_grid", "sweep", "heatmap", "fit_times", "time_order", "neighbour_groups",
            "cohort_tightness", "display_measures", "Neighbours", "Misplaced", "Thumbnails", "neighbour_options",
@@ -350,5 +350,5 @@ def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
     note = findings_note(spec, time_order(table))
     title = about(spec).title
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=title, note=note)
+    write_page(spec, out, [("", table)], title=title, note=note)
     save_figure(fit_times_figure(table, title), out["png"])

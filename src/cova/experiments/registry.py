@@ -23,7 +23,7 @@ __all__ = ["COMMON_KEYS", "COMMON_DEFAULTS", "MODULES", "RENDERERS", "render", "
 #: the texts (``title``, ``caption``, ``notes``), ``reference`` (the key of the paper's printed numbers in
 #: :data:`cova.experiments.reference.REFERENCE`), the job's ``resources``, the ``fallbacks`` the plan resolved
 #: (:func:`cova.config.resolve_fallbacks`), the ``claims`` it tests and its ``paper_data`` (:mod:`.claims`; the
-#: scorecard's, not given to the renderer), the ``study`` that generated it or the ``datasets`` its runs go through (:mod:`cova.config.studies`) and, in a
+#: experiment's page shows its claims' verdicts, :mod:`.page`), the ``study`` that generated it or the ``datasets`` its runs go through (:mod:`cova.config.studies`) and, in a
 #: spec, the experiment's ``name``. Every other key is an option
 #: of the renderer.
 COMMON_KEYS = frozenset({"paper", "renderer", "runs", "title", "caption", "notes", "reference", "resources",

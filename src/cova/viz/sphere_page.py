@@ -15,6 +15,7 @@ from matplotlib.colors import to_hex
 
 from ..io import write_text_atomic
 from .scatter import cohort_colours
+from .tables import page
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,9 @@ document.querySelectorAll('.view').forEach((el, k) => drawView(el, VIEWS[k]));
 """
 
 
-def sphere_page(views: Sequence[SphereView], title: str, note: str = "", table_html: str = "") -> str:
-    """The page: ``title``, ``note``, one interactive panel per view with its legend, then ``table_html``."""
+def sphere_page(views: Sequence[SphereView], title: str, intro_html: str = "", table_html: str = "") -> str:
+    """The page (:func:`cova.viz.tables.page`): ``title``, ``intro_html``, one interactive panel per view with its
+    legend, then ``table_html`` (both markup the caller built, its texts escaped)."""
     data = [_view_data(v) for v in views]
     panels = []
     for d in data:
@@ -109,19 +111,17 @@ def sphere_page(views: Sequence[SphereView], title: str, note: str = "", table_h
                       f"<label><input type='checkbox' class='names'{' checked' if d['showNames'] else ''}> names"
                       "</label>"
                       f"<p class='legend'>{legend}</p></div>")
-    style = ("body{font-family:sans-serif} .view{display:inline-block;vertical-align:top;margin:0 16px 16px 0}"
+    style = (".view{display:inline-block;vertical-align:top;margin:0 16px 16px 0}"
              "canvas{border:1px solid #ddd;cursor:grab} .tip{height:1.2em;font-size:90%} .legend{max-width:560px;"
-             "font-size:85%} h2{font-size:110%} table{border-collapse:collapse} td,th{padding:2px 8px;"
-             "border-bottom:1px solid #ddd;text-align:left}")
+             "font-size:85%} .view h2{font-size:110%}")
     views_json = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{style}</style></head><body><h1>{html.escape(title)}</h1><p>{html.escape(note)}</p>"
-            "<p>Drag to rotate, scroll to zoom, hover over a point for its name and cohort. Spherical embeddings "
-            "are shown on the unit sphere, others scaled into the unit ball; points behind the centre are faded.</p>"
-            f"{''.join(panels)}{table_html}<script>const VIEWS={views_json};{_SCRIPT}</script></body></html>\n")
+    body = (f"{intro_html}<p>Drag to rotate, scroll to zoom, hover over a point for its name and cohort. Spherical "
+            "embeddings are shown on the unit sphere, others scaled into the unit ball; points behind the centre are "
+            f"faded.</p>{''.join(panels)}{table_html}<script>const VIEWS={views_json};{_SCRIPT}</script>")
+    return page(title, body, style)
 
 
-def write_sphere_page(path: str | os.PathLike, views: Sequence[SphereView], title: str, note: str = "",
+def write_sphere_page(path: str | os.PathLike, views: Sequence[SphereView], title: str, intro_html: str = "",
                       table_html: str = "") -> None:
     """Write :func:`sphere_page` atomically to ``path``."""
-    write_text_atomic(path, sphere_page(views, title, note, table_html))
+    write_text_atomic(path, sphere_page(views, title, intro_html, table_html))

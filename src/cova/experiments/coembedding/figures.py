@@ -31,8 +31,9 @@ from ...metrics.coembedding import text_classification_error
 from ...threads import job_threads
 from ...viz.coembedding import CoembeddingPanel, coembedding_grid_figure, measure_curves_figure
 from ...viz.figures import save_figure
-from ...viz.tables import write_csv_atomic, write_html_atomic
+from ...viz.tables import write_csv_atomic
 from ..common import MappingOf, RunLoader, about, findings_note, run_scores
+from ..page import write_page
 from .map_measures import MAP_MEASURES, map_measures
 
 __all__ = ["MEASURE_LABELS", "RUN_MEASURES", "SWEEP_MEASURES", "coembed_maps", "coembed_sweep", "claim_findings",
@@ -129,7 +130,7 @@ def coembed_maps(spec: dict[str, Any], out: dict[str, str], *, original: bool = 
     table = pd.DataFrame(records)
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
-    write_html_atomic(table, out["html"], title=title, note=findings_note(spec))
+    write_page(spec, out, [("", table)], title=title, note=findings_note(spec))
     save_figure(coembedding_grid_figure(grid, title), out["png"])
 
 
@@ -222,7 +223,7 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str = "n_comp
                        if set(per_class) - set(table.loc[table["dataset"] == d, "n_words"]))
     note = findings_note(spec, claim_findings(table, x, measures, line=line) + left_out)
     title = about(spec).title
-    write_html_atomic(table, out["html"], title=title, note=note)
+    write_page(spec, out, [("", table)], title=title, note=note)
     drawn = []
     if maps:
         first = spec["runs"][0]["inputs"]

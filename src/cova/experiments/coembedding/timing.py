@@ -31,8 +31,9 @@ from ...methods.registry import make_method
 from ...threads import job_threads
 from ...viz.figures import save_figure
 from ...viz.runtimes import coembedding_times_figure
-from ...viz.tables import write_csv_atomic, write_html_atomic
+from ...viz.tables import write_csv_atomic
 from ..common import about, findings_note
+from ..page import write_page
 
 __all__ = ["synthetic_relation", "coembed_timing", "timing_findings", "Claim", "claim_options"]
 
@@ -137,5 +138,5 @@ def coembed_timing(spec: dict[str, Any], out: dict[str, str], *, sizes: Sequence
     stated = claim_options(**(claim or {}))
     note = findings_note(spec, timing_findings(table, stated.proposed, stated.fast, stated.slow))
     title = about(spec).title
-    write_html_atomic(table, out["html"], title=title, note=note)
+    write_page(spec, out, [("", table)], title=title, note=note)
     save_figure(coembedding_times_figure(table, sizes, dims, threads, title), out["png"])

@@ -67,8 +67,9 @@ from ...viz.figures import save_figure
 from ...viz.links import LinkPanel, PrototypeLinkPanel, link_panels_figure
 from ...viz.scatter import format_scores
 from ...viz.sweeps import sweep_figure
-from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import DEFAULT_SCORES, SCORES, RunLoader, about, flag_deviations, records, write_tables
+from ...viz.tables import write_csv_atomic
+from ..common import DEFAULT_SCORES, SCORES, RunLoader, about, flag_deviations, records
+from ..page import write_page, write_tables
 from ..reference import REFERENCE
 from .links import COHORT_NAMES, REFERENCE_GRAPH
 
@@ -228,7 +229,7 @@ def link_panels(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
                  "the same inputs (1: the same graph).")
     if text.notes:
         note += f" Deviations and findings: {text.notes}"
-    write_html_atomic(table, out["html"], title=text.title, note=note)
+    write_page(spec, out, [("", table)], title=text.title, note=note)
 
     proto_panel = None
     if prototype_panel:

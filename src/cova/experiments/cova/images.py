@@ -40,8 +40,9 @@ from ...metrics.cohort_graphs import link_accuracy, original_graph
 from ...viz.figures import save_figure
 from ...viz.links import ImageLinkPanel, PrototypeLinkPanel, image_links_figure
 from ...viz.sweeps import score_lines_figure
-from ...viz.tables import write_csv_atomic, write_html_atomic
+from ...viz.tables import write_csv_atomic
 from ..common import SCORES, RunLoader, about, run_scores
+from ..page import write_page
 
 __all__ = ["data_note", "img_links", "img_sweep"]
 
@@ -67,7 +68,7 @@ def _write(spec: dict[str, Any], table: pd.DataFrame, out: dict[str, str], note:
     write_csv_atomic(table, out["csv"])
     about_it = about(spec)
     text = " ".join(t for t in (about_it.caption, note, about_it.notes) if t)
-    write_html_atomic(table, out["html"], title=about_it.title, note=text)
+    write_page(spec, out, [("", table)], title=about_it.title, note=text)
 
 
 @declare({"kappa": POSITIVE_INT})

@@ -41,8 +41,9 @@ from ...metrics.cohort_graphs import reference_graph as cohort_graph_of
 from ...viz.figures import save_figure
 from ...viz.links import HighlightPanel, LinkPanel, highlight_grid_figure, link_graphs_figure
 from ...viz.scatter import format_scores
-from ...viz.tables import write_csv_atomic, write_html_atomic
-from ..common import SCORES, RunLoader, about, findings_note, records, run_scores, with_reference, write_tables
+from ...viz.tables import write_csv_atomic
+from ..common import SCORES, RunLoader, about, findings_note, records, run_scores, with_reference
+from ..page import write_page, write_tables
 
 __all__ = ["REFERENCE_GRAPH", "COHORT_NAMES", "link_graphs", "highlight_grid"]
 
@@ -93,7 +94,7 @@ def link_graphs(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
-    write_html_atomic(table, out["html"], title=title, note=findings_note(
+    write_page(spec, out, [("", table)], title=title, note=findings_note(
         spec, f" Cohort graphs: {kappa} effective neighbours per cohort; reference '{kind}'. tp/fp/fn: links in both "
         "graphs / only in the embedding / only in the reference (cohorts numbered from 1); link_recall = "
         "tp/(tp+fn), link_precision = tp/(tp+fp). Scores in percent."))

@@ -31,6 +31,7 @@ from ...viz.scatter import VIEWS_3D
 from ...viz.sphere_page import SphereView, write_sphere_page
 from ...viz.tables import write_csv_atomic
 from ..common import MappingOf, about, findings_note, run_scores
+from ..page import page_parts
 from ..reference import REFERENCE
 
 __all__ = ["MEASURES", "INPUTS_LABELS", "radial_panels", "sphere_panels", "group_table"]
@@ -159,9 +160,8 @@ def _write(spec: dict[str, Any], out: dict[str, str], table: pd.DataFrame, rows:
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
     save_figure(embedding_panels_figure(rows, title, legends if any(legends) else None), out["png"])
-    note = findings_note(spec, extra)
-    shown = table.to_html(index=False, border=0, float_format=lambda v: f"{v:.3f}", na_rep="")
-    write_sphere_page(out["html"], views, title, note, f"<h2>Measures (ours)</h2>{shown}")
+    intro, rest = page_parts(spec, out, [("Measures (ours)", table)], note=findings_note(spec, extra))
+    write_sphere_page(out["html"], views, title, intro, rest)
 
 
 @declare(PANEL_OPTIONS)

@@ -46,8 +46,9 @@ from ...viz.saliency import (
     top_features,
 )
 from ...viz.scatter import cohort_colours
-from ...viz.tables import write_csv_atomic, write_html_atomic
+from ...viz.tables import write_csv_atomic
 from ..common import SCORES, MappingOf, about, findings_note, run_scores
+from ..page import write_page
 from ..reference import REFERENCE
 
 __all__ = ["COMPARABLE", "featmap_table", "featmap_saliency", "featmap_frame", "featmap_adversarial",
@@ -136,8 +137,8 @@ def featmap_table(spec: dict[str, Any], out: dict[str, str], *, scores: list[str
                    f"{'within' if ok else 'NOT within'} {COMPARABLE} of UMAP's on every dataset "
                    f"({', '.join(f'{d}: {v}' for d, v in zip(claims.dataset, claims.t_and_c_within))}).")
     title = about(spec).title
-    write_html_atomic(pd.concat([table, claims.assign(method="claims (featMAP - UMAP)")], ignore_index=True),
-                      out["html"], title=title, note=findings_note(spec, verdict))
+    sections = [("", table)] + ([("Claim check: featMAP − UMAP per dataset", claims)] if not claims.empty else [])
+    write_page(spec, out, sections, title=title, note=findings_note(spec, verdict))
     save_figure(scatter_grid_figure(list(panels.values()), title, width=2.6, height=2.8, point_size=1), out["png"])
 
 
@@ -198,7 +199,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state:
     if named:
         table = pd.DataFrame(named_rows)
         write_csv_atomic(table, out["csv"])
-        write_html_atomic(table, out["html"], title=title, note=findings_note(
+        write_page(spec, out, [("", table)], title=title, note=findings_note(
             spec, " Per class, its features of largest mean importance (featMAP Eq. 3)."))
         save_figure(named_features_figure(named, title), out["png"])
         return
@@ -207,7 +208,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state:
     summary = table.groupby("dataset")[["edge_correlation", "ink_correlation"]].mean().round(3)
     extra = " Mean correlations per dataset: " + "; ".join(
         f"{d}: edge {r.edge_correlation}, ink {r.ink_correlation}" for d, r in summary.iterrows()) + "."
-    write_html_atomic(table, out["html"], title=title, note=findings_note(spec, extra))
+    write_page(spec, out, [("", table)], title=title, note=findings_note(spec, extra))
     save_figure(image_pairs_figure(figure_rows, title), out["png"])
 
 
@@ -236,7 +237,7 @@ def featmap_frame(spec: dict[str, Any], out: dict[str, str], *, random_state: in
         table = pd.DataFrame({"rank": np.arange(1, top.size + 1), "feature": [names[h] for h in top],
                               "arrow_length": lengths[top], "importance": FI[i][top], "value": X[i][top]})
         write_csv_atomic(table, out["csv"])
-        write_html_atomic(table, out["html"], title=title, note=findings_note(
+        write_page(spec, out, [("", table)], title=title, note=findings_note(
             spec, f" Point {i}: its features of longest loading arrow.{trust}"))
         return
     img = X[i].reshape(shape)
@@ -245,7 +246,7 @@ def featmap_frame(spec: dict[str, Any], out: dict[str, str], *, random_state: in
                           "importance": FI[i][top], "intensity": img.ravel()[top]})
     write_csv_atomic(table, out["csv"])
     e, ink = edge_correlations(X[i], FI[i], shape)
-    write_html_atomic(table, out["html"], title=title, note=findings_note(
+    write_page(spec, out, [("", table)], title=title, note=findings_note(
         spec, f" Point {i}: correlation of its importance map with the image's edges {e:.3f}, with the ink {ink:.3f}."
               f"{trust}"))
 
@@ -306,7 +307,7 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str], *, source_cla
     closer = [t for t, s, a, c in triples if _cosine(a, c) > _cosine(a, s)]
     paper = f" Column paper: {REFERENCE[spec['reference']]['source']}." if spec["reference"] else ""
     title = about(spec).title
-    write_html_atomic(table, out["html"], title=title, note=findings_note(
+    write_page(spec, out, [("", table)], title=title, note=findings_note(
         spec, paper + f" The average adversarial map of {source} -> t is closer (cosine) to clean t's than to clean "
               f"{source}'s for t in {closer} of {[t for t, *_ in triples]}."))
     picks = rng.choice(from_source, size=min(5, from_source.size), replace=False) if from_source.size else []
@@ -363,7 +364,7 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: i
     corr = {run["entry"]: float(run_scores(run)["radius_correlation"]) for run in runs}
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
-    write_html_atomic(table, out["html"], title=title, note=findings_note(
+    write_page(spec, out, [("", table)], title=title, note=findings_note(
         spec, " Local-radius correlations: " + ", ".join(f"{e} {c:.3f}" for e, c in corr.items())
               + f". Subgroup {sparse} is the one whose embedded radius rises most from UMAP to featMAP (subgroups: "
                 f"k-means with k = {k} on the inputs' X, our choice)."))

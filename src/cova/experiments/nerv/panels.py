@@ -38,13 +38,13 @@ import pandas as pd
 
 from ...constraints import StrOptions, declare, integer
 from ...datasets import GROUND_TRUTH_LOADERS
-from ...io import write_text_atomic
 from ...metrics import retrieval as ir
 from ...metrics.retrieval import NERV_SCALE
 from ...viz.figures import save_figure
 from ...viz.retrieval import measure_panels_figure
-from ...viz.tables import write_csv_atomic
+from ...viz.tables import html_table, write_csv_atomic
 from ..common import RunLoader, about, run_scores
+from ..page import Section, write_page
 from ..reference import REFERENCE
 
 __all__ = ["RESTART_KEY", "nerv_panels", "keep_best_restart", "select_by_f", "label_of", "table2",
@@ -206,26 +206,20 @@ def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def _fmt(table: pd.DataFrame) -> str:
-    return table.to_html(index=False, border=0, classes="scores", escape=True, na_rep="",
-                         float_format=lambda v: f"{v:.3f}")
-
-
-def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, path: str, truth: bool) -> None:
+def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, out: dict[str, str], truth: bool
+                ) -> None:
     text = about(spec)
-    title = text.title
     grid_keys = _grid_keys(table)
     shown = ["dataset", "label", "method_entry", *MEASURES, "runtime_s"]
     sel = table[table.selected].copy()
     sel["label"] = [label_of(r, grid_keys) for _, r in sel.iterrows()]
     everything = table.copy()
     everything["label"] = [label_of(r, grid_keys) for _, r in everything.iterrows()]
-    parts = [f"<h1>{html.escape(title)}</h1>"]
-    for head, value in (("About", text.caption), ("Comparison with the paper", text.notes)):
-        if value:
-            parts.append(f"<h2>{head}</h2><p>{html.escape(value)}</p>")
-    parts.append(
-        "<h2>Measures</h2><p>As in Venna et al. (2010), Sec. 4.3.1, with input-neighbourhood scale 20: mean smoothed "
+    sections: list[Section] = []
+    if text.notes:
+        sections.append(("Comparison with the paper", f"<p>{html.escape(text.notes)}</p>"))
+    measures = (
+        "<p>As in Venna et al. (2010), Sec. 4.3.1, with input-neighbourhood scale 20: mean smoothed "
         "precision and recall <b>errors</b> (KL costs, lower is better; Fig. 4 plots −1 × them; both distance sets "
         "rescaled to mean 1, σ<sub>i</sub> from entropy log 20, the same σ<sub>i</sub> in the display); rank-based "
         "smoothed precision and recall as <b>goodness</b> 1 − normalised error (Fig. 6) and their F-measure "
@@ -236,27 +230,23 @@ def _write_html(spec: dict[str, Any], table: pd.DataFrame, t2: pd.DataFrame, pat
         "every method entry with a parameter grid (NeRV's λ, the graph methods' k) the run with the largest F is "
         "selected, as the paper does; only one random start per run (the paper keeps the best of 5).</p>")
     if truth:
-        parts.append("<p><b>Input neighbourhoods from the ground truth:</b> every measure takes the data set's known "
+        measures += ("<p><b>Input neighbourhoods from the ground truth:</b> every measure takes the data set's known "
                      "latent coordinates as the input space (Euclidean distances between them), not the features "
                      "the methods embedded, as NeRV's Fig. 8 does with SculptFaces' pose and lighting.</p>")
+    sections.append(("Measures", measures))
     for d in dict.fromkeys(table.dataset):
-        parts.append(f"<h2>{html.escape(str(d))}: F-selected run of every method entry</h2>")
-        parts.append(_fmt(sel[sel.dataset == d][shown].drop(columns="dataset")))
-    parts.append("<h2>Table 2 analogue: 5-NN classification error of the 2-D displays (lower is better)</h2>")
+        sections.append((f"{d}: F-selected run of every method entry", sel[sel.dataset == d][shown]))
+    t2_note = ""
     if spec["reference"] in REFERENCE:
-        parts.append(f"<p>Columns <i>paper: …</i> are the numbers printed in "
-                     f"{html.escape(REFERENCE[spec['reference']]['source'])}. The paper's data sets are not "
-                     "available here, so no column of ours is the same data set as a paper column: compare the "
-                     "ranking of methods, not the numbers.</p>")
-    parts.append(_fmt(t2))
-    parts.append("<h2>Every run</h2>")
-    parts.append(_fmt(everything[[c for c in ["dataset", "label", "method_entry", "status", *MEASURES, "runtime_s",
-                                             "selected"] if c in everything]]))
-    page = ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title><style>"
-            "body{font-family:sans-serif} table.scores{border-collapse:collapse;margin-bottom:1em}"
-            "table.scores td,table.scores th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:left}"
-            "</style></head><body>" + "\n".join(parts) + "</body></html>\n")
-    write_text_atomic(path, page)
+        t2_note = (f"<p>Columns <i>paper: …</i> are the numbers printed in "
+                   f"{html.escape(REFERENCE[spec['reference']]['source'])}. The paper's data sets are not "
+                   "available here, so no column of ours is the same data set as a paper column: compare the "
+                   "ranking of methods, not the numbers.</p>")
+    sections.append(("Table 2 analogue: 5-NN classification error of the 2-D displays (lower is better)",
+                     t2_note + html_table(t2)))
+    sections.append(("Every run", everything[[c for c in ["dataset", "label", "method_entry", "status", *MEASURES,
+                                                         "runtime_s", "selected"] if c in everything]]))
+    write_page(spec, out, sections)
 
 
 def ground_truth_needs_a_loader(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -290,5 +280,5 @@ def nerv_panels(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, m
     t2 = table2(table, reference)
     write_csv_atomic(table, out["csv"])
     shown = table[table.restart_kept]  # the restarts not kept stay in the CSV only
-    _write_html(spec, shown, t2, out["html"], truth)
+    _write_html(spec, shown, t2, out, truth)
     _draw(spec, shown, curves, out["png"])

@@ -13,8 +13,9 @@ from ...constraints import POSITIVE_INT, declare, integer
 from ...metrics import retrieval as ir
 from ...viz.figures import save_figure
 from ...viz.retrieval import retrieval_figure
-from ...viz.tables import write_csv_atomic, write_html_atomic
+from ...viz.tables import write_csv_atomic
 from ..common import RunLoader, about, run_scores
+from ..page import write_page
 
 __all__ = ["retrieval"]
 
@@ -76,7 +77,7 @@ def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_
         rows.append(row)
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
-    write_html_atomic(table, out["html"], title=text.title,
+    write_page(spec, out, [("", table)], title=text.title,
                       note=text.caption + " Smoothed and rank-based measures are errors (lower is "
                       "better); precision/recall at 20 neighbours, T/C at k = 10 and the 5-NN error as defined by "
                       "Venna et al. (2010); pr_precision_left and pr_precision_right: mean precision with 20 relevant "

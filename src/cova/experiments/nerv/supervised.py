@@ -20,8 +20,9 @@ from scipy.stats import ttest_rel
 from ...constraints import declare
 from ...viz.figures import save_figure
 from ...viz.retrieval import cv_error_figure
-from ...viz.tables import write_csv_atomic, write_html_atomic
+from ...viz.tables import write_csv_atomic
 from ..common import RunLoader, about, findings_note, run_scores
+from ..page import write_page
 
 __all__ = ["cv_error", "fold_table", "best_vs_second", "ALPHA"]
 
@@ -94,7 +95,7 @@ def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
     per_fold = folds.drop(columns=["n_folds"]).merge(table.drop(columns=["method"]), on=["dataset", "method_entry"])
     write_csv_atomic(per_fold.sort_values(["dataset", "method_entry", "fold"], kind="stable"), out["csv"])
     text = about(spec)
-    write_html_atomic(table, out["html"], title=text.title, note=note)
+    write_page(spec, out, [("", table)], title=text.title, note=note)
 
     save_figure(cv_error_figure(table, int(folds.fold.nunique()), int(folds.n_folds.max()), text.title),
                 out["png"])
