@@ -8,8 +8,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .names import grid_symbol, method_name
 from .panels import ScatterPanel, draw_panel
-from .scatter import SCORE_LABELS
+from .scatter import SCORE_LABELS, panel_grid
 
 #: Axis and legend names of every score key a sweep may show, including the held-out rows' (``*_test``) and the
 #: comparisons with the original cohort graph and the gold standard (COVA Sec. 4.2, Fig. 5).
@@ -23,8 +24,8 @@ def sweep_figure(table: pd.DataFrame, x: str, scores: list[str], title: str) -> 
     ``paper_{score}`` columns exist, the paper's printed values as open squares on dashed lines in the same
     colour."""
     groups = list(table.groupby(["dataset", "method"], sort=False))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), dpi=100, squeeze=False)
-    for ax, ((dataset, method), g) in zip(axes[0], groups):
+    fig, cells = panel_grid([groups], 5.5, 4.2)
+    for ax, ((dataset, method), g) in cells:
         for n, s in enumerate(scores):
             colour = f"C{n}"
             ax.plot(g[x], 100 * g[s], marker="o", color=colour, label=f"{SCORE_LABELS.get(s, s)} (ours)")
@@ -32,9 +33,9 @@ def sweep_figure(table: pd.DataFrame, x: str, scores: list[str], title: str) -> 
             if paper.notna().any():
                 ax.plot(g[x][paper.notna()], paper[paper.notna()], marker="s", markerfacecolor="none",
                         linestyle="--", color=colour, label=f"{SCORE_LABELS.get(s, s)} (paper)")
-        ax.set_xlabel(x)
+        ax.set_xlabel(grid_symbol(x))
         ax.set_ylabel("score (%)")
-        ax.set_title(f"{dataset}: {method}", fontsize=9)
+        ax.set_title(f"{dataset}: {method_name(method)}", fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
@@ -60,8 +61,8 @@ def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title
             ax.text(c, r, f"{v:.0f}", ha="center", va="center", fontsize=6, color="white")
         ax.set_xticks(range(grid.shape[1]), [f"{v:g}" for v in grid.columns], fontsize=7)
         ax.set_yticks(range(grid.shape[0]), [f"{v:g}" for v in grid.index], fontsize=7)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        ax.set_xlabel(grid_symbol(x))
+        ax.set_ylabel(grid_symbol(y))
         ax.set_title(SCORE_LABELS.get(s, s) + " (%)", fontsize=9)
         top.colorbar(im, ax=ax, fraction=0.046)
     if bottom is not None:
