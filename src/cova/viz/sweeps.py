@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -77,23 +77,21 @@ def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title
 
 
 def score_lines_figure(table: pd.DataFrame, baselines: pd.DataFrame, x: str, scores: list[str], by_method: bool,
-                       title: str, xscale: str = "linear") -> plt.Figure:
+                       title: str, xscale: str = "linear", names: Mapping[str, str] | None = None) -> plt.Figure:
     """Scores (percent) against column ``x`` of ``table`` (columns ``dataset``, ``method``, ``run``, the scores).
 
     ``by_method``: one panel per (dataset, method), the scores as lines; otherwise one panel per (dataset, score),
     the methods as lines. Rows of ``baselines`` (runs without an x value) are drawn as horizontal dotted lines in
-    every panel of their dataset."""
+    every panel of their dataset. Methods are named as the papers do (:func:`cova.viz.names.method_name`), the
+    baselines by ``names`` (``run`` -> name; the run's id when absent)."""
+    names = names or {}
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if by_method:
         keys = list(dict.fromkeys(zip(table.dataset, table.method)))
     else:
         keys = [(d, s) for d in dict.fromkeys(table.dataset) for s in scores]
-    n_cols = min(4, len(keys))
-    n_rows = -(-len(keys) // n_cols)
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.3 * n_cols, 3.4 * n_rows + 0.6), dpi=100, squeeze=False)
-    for ax in axes.ravel()[len(keys):]:
-        ax.axis("off")
-    for ax, (d, k) in zip(axes.ravel(), keys):
+    fig, cells = panel_grid([keys], 4.3, 3.4)
+    for ax, (d, k) in cells:
         b = baselines[baselines.dataset == d]
         if by_method:
             g = table[(table.dataset == d) & (table.method == k)]
@@ -102,19 +100,19 @@ def score_lines_figure(table: pd.DataFrame, baselines: pd.DataFrame, x: str, sco
                 ax.plot(g[x], 100 * g[s].astype(float), marker="o", color=colour, label=SWEEP_LABELS.get(s, s))
                 for _, r in b.iterrows():
                     ax.axhline(100 * float(r[s]), color=colour, linestyle=":", linewidth=1,
-                               label=f"{r['run']} {SWEEP_LABELS.get(s, s)}")
-            ax.set_title(f"{d}: {k}", fontsize=8)
+                               label=f"{names.get(r['run'], r['run'])} {SWEEP_LABELS.get(s, s)}")
+            ax.set_title(f"{d}: {method_name(k)}", fontsize=8)
         else:
             sub = table[table.dataset == d]
             for m, g in sub.groupby("method", sort=False):
-                ax.plot(g[x], 100 * g[k].astype(float), marker="o", label=m)
+                ax.plot(g[x], 100 * g[k].astype(float), marker="o", label=method_name(m))
             for _, r in b.iterrows():
-                ax.axhline(100 * float(r[k]), color="grey", linestyle=":", linewidth=1, label=r["run"])
+                ax.axhline(100 * float(r[k]), color="grey", linestyle=":", linewidth=1, label=names.get(r["run"], r["run"]))
             ax.set_title(f"{d}: {SWEEP_LABELS.get(k, k)}", fontsize=8)
         ax.set_xscale(xscale)
-        ax.set_xlabel(x.split(".")[-1])
+        ax.set_xlabel(grid_symbol(x.split(".")[-1]))
         ax.set_ylabel("score (%)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    fig.suptitle(title, fontsize=8, wrap=True)
+    fig.suptitle(title, fontsize=8)
     return fig
