@@ -93,7 +93,17 @@ def wrap_titles(fig: plt.Figure) -> None:
 
 
 def _texts(fig: plt.Figure) -> list[Text]:
-    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and t.figure is fig]
+    """The texts of ``fig`` a reader sees: visible, not empty, and, for tick labels, those of the ticks matplotlib
+    draws (it keeps labels of ticks outside the view, undrawn)."""
+    ticks, drawn = set(), set()
+    for ax in fig.axes:
+        for axis in ax._axis_map.values():  # no public handle on the ticks an axis draws
+            for tick in axis.majorTicks + axis.minorTicks:
+                ticks.update((id(tick.label1), id(tick.label2)))
+            for tick in axis._update_ticks():
+                drawn.update((id(tick.label1), id(tick.label2)))
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+            and (id(t) not in ticks or id(t) in drawn)]
 
 
 def layout_problems(fig: plt.Figure, aspect_range: tuple[float, float] = ASPECT_RANGE) -> list[str]:
@@ -105,7 +115,9 @@ def layout_problems(fig: plt.Figure, aspect_range: tuple[float, float] = ASPECT_
     canvas = fig.bbox.padded(_TOLERANCE_PX)
     problems = []
     for t in _texts(fig):
-        box = t.get_window_extent(renderer)
+        box = t.get_tightbbox(renderer)  # a 3-D text's is projected, its window extent is not
+        if box is None:
+            continue
         if not (canvas.contains(box.x0, box.y0) and canvas.contains(box.x1, box.y1)):
             sides = [side for side, out in (("left", box.x0 < canvas.x0), ("right", box.x1 > canvas.x1),
                                            ("bottom", box.y0 < canvas.y0), ("top", box.y1 > canvas.y1)) if out]
