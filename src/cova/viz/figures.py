@@ -94,14 +94,15 @@ def wrap_titles(fig: plt.Figure) -> None:
 
 def _texts(fig: plt.Figure) -> list[Text]:
     """The texts of ``fig`` a reader sees: visible, not empty, and, for tick labels, those of the ticks matplotlib
-    draws (it keeps labels of ticks outside the view, undrawn)."""
+    draws (it keeps labels of ticks outside the view, and of switched-off panels, undrawn)."""
     ticks, drawn = set(), set()
     for ax in fig.axes:
         for axis in ax._axis_map.values():  # no public handle on the ticks an axis draws
             for tick in axis.majorTicks + axis.minorTicks:
                 ticks.update((id(tick.label1), id(tick.label2)))
-            for tick in axis._update_ticks():
-                drawn.update((id(tick.label1), id(tick.label2)))
+            if ax.get_visible() and ax.axison and axis.get_visible():  # a switched-off panel draws none
+                for tick in axis._update_ticks():
+                    drawn.update((id(tick.label1), id(tick.label2)))
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
             and (id(t) not in ticks or id(t) in drawn)]
 
