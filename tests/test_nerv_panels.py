@@ -100,8 +100,8 @@ def test_restarts_keep_the_best_f_per_data_set_entry_and_grid_value():
 
 
 def test_label_of_shows_grid_values():
-    assert label_of({"method": "nerv", "lam": 0.3}, ["lam"]) == "NeRV (λ=0.3)"
-    assert label_of({"method": "isomap", "lam": np.nan, "n_neighbors": 10.0}, ["lam", "n_neighbors"]) == "Isomap (k=10)"
+    assert label_of({"method": "nerv", "lam": 0.3}, ["lam"]) == "NeRV λ = 0.3"
+    assert label_of({"method": "isomap", "lam": np.nan, "n_neighbors": 10.0}, ["lam", "n_neighbors"]) == "Isomap k = 10"
     assert label_of({"method": "pca"}, ["lam"]) == "PCA"
 
 

@@ -26,6 +26,7 @@ from cova.experiments.claims import VERDICTS
 from cova.experiments.gaps import reading_experiments
 from cova.metrics.score import score_files
 from snakemake_output import job_stats
+from test_figures_layout import check_ci_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -99,6 +100,13 @@ def test_outputs_exist(first_run):
         column = pd.read_csv(first_run / plan.experiment_outputs(name)["csv"]).get("off_by_more_than_10_points")
         flagged += sum(len(v.split("; ")) for v in column.dropna()) if column is not None else 0
     assert len(gaps) == flagged and gaps["cause"].notna().all()
+
+
+def test_figures_of_the_ci_run(first_run):
+    """Every experiment's figure: an SVG beside the PNG, a page-width aspect ratio, nothing clipped
+    (tests/test_figures_layout.py)."""
+    failures = check_ci_figures(first_run, Plan(load_ci()))
+    assert not failures, "\n".join(failures)
 
 
 def test_every_job_leaves_a_benchmark_file_and_the_time_table_counts_them(first_run):

@@ -242,7 +242,7 @@ def cmd_experiment(a: argparse.Namespace) -> None:
 
     spec = _json(a.spec)
     log.info("rendering %s (%s) from %d runs", spec["name"], spec["renderer"], len(spec["runs"]))
-    render(spec, {"png": a.png, "csv": a.csv, "html": a.html})
+    render(spec, {"png": a.png, "csv": a.csv, "html": a.html, **({"svg": a.svg} if a.svg else {})})
 
 
 def cmd_study(a: argparse.Namespace) -> None:
@@ -313,8 +313,8 @@ STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
                 ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
     "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),
     "datasets-table": ("summarise the processed datasets", cmd_datasets_table, ["info", "csv", "html"], {}),
-    "experiment": ("render a paper figure/table from scored runs", cmd_experiment, ["spec", "png", "csv", "html"],
-                   {}),
+    "experiment": ("render a paper figure/table from scored runs (and the figure as SVG too with --svg)",
+                   cmd_experiment, ["spec", "png", "csv", "html"], {"svg": ""}),
     "study": ("the page of a study: its runs' scores and scatters, its protocols' figures", cmd_study,
               ["spec", "html", "csv"], {}),
     "gaps": ("table of our numbers far from the papers' and their causes", cmd_gaps, ["experiments", "csv", "html"],

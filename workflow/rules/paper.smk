@@ -49,6 +49,7 @@ rule experiment:
             labels={"figure": "{name}"},
         ),
         csv="results/paper/{paper}/{name}.csv",
+        svg="results/paper/{paper}/{name}.svg",
         html=report(
             "results/paper/{paper}/{name}.html",
             caption="../report/experiment.rst",
@@ -72,7 +73,7 @@ rule experiment:
         spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
     shell:
         "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
-        " --html {output.html} 2> {log}"
+        " --html {output.html} --svg {output.svg} 2> {log}"
 
 
 rule paper_gaps:

@@ -14,6 +14,7 @@ use rule experiment as study_experiment with:
             labels={"figure": "{name}"},
         ),
         csv="results/studies/{study}/{name}.csv",
+        svg="results/studies/{study}/{name}.svg",
         html=report(
             "results/studies/{study}/{name}.html",
             caption="../report/study_experiment.rst",

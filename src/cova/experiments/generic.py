@@ -27,6 +27,7 @@ from ..inputs import Inputs
 from ..metrics.neighborhood import knn_indices
 from ..metrics.retrieval import knn_misclassified
 from ..viz.figures import save_figure
+from ..viz.names import entry_names, run_names
 from ..viz.panels import ScatterPanel, scatter_grid_figure, spread_points
 from ..viz.runtimes import fit_times_figure
 from ..viz.saliency import image_shape
@@ -179,7 +180,7 @@ def _thumbnails(load: RunLoader, run: dict[str, Any], Z: np.ndarray,
     return idx, X[idx].reshape(len(idx), *shape)
 
 
-def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str, n_cols: int | None, original: bool,
+def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, out: Mapping[str, str], n_cols: int | None, original: bool,
                   show_prototypes: bool, neighbours: Mapping[str, Any] | None, misplaced: Mapping[str, Any] | None,
                   thumbnails: Mapping[str, Any] | None, load: RunLoader | None = None) -> None:
     """The cohort scatters of ``spec``'s runs, a row per dataset (wrapped after ``n_cols`` panels; one row when
@@ -199,14 +200,14 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str, n_cols: 
         first = load.run_inputs(runs[0])
         groups = () if hood is None else neighbour_groups(first.X, first.labels, hood.per_cohort, hood.k,
                                                           hood.random_state)
+        names = tuple(first.label_names)
         if original:
-            row.append(replace(_original_panel(first), groups=groups))
-        for run in runs:
+            row.append(replace(_original_panel(first), groups=groups, label_names=names))
+        for run, name in zip(runs, run_names(runs)):
             inp, emb = load.run_inputs(run), load.embedding(run)
             rec = table[(table.dataset == run["dataset"]) & (table.inputs == run["inputs"])
                         & (table.method_entry == run["entry"])].iloc[0]
             placed = emb.placed_or_none if show_prototypes else None
-            name = run["entry"] if len({r["inputs"] for r in runs}) == 1 else f"{run['inputs']}: {run['entry']}"
             title = f"{run['dataset']}: {name}\n{format_scores(rec.to_dict(), ('s_n', 's_c', 's_s'))}"
             boxed = None
             if boxes is not None and np.all(np.isfinite(emb.Z)):
@@ -215,12 +216,13 @@ def _scatter_grid(spec: dict[str, Any], table: pd.DataFrame, path: str, n_cols: 
             thumbs = _thumbnails(load, run, emb.Z, thumbs_of.grid) if thumbs_of is not None else None
             row.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, placed, title, groups=groups, boxed=boxed,
                                     thumbnails=thumbs,
-                                    thumbnail_zoom=float(thumbs_of.zoom if thumbs_of is not None else 0.5)))
+                                    thumbnail_zoom=float(thumbs_of.zoom if thumbs_of is not None else 0.5),
+                                    label_names=tuple(inp.label_names)))
         wrap = int(n_cols or len(row))
         rows.extend(row[i:i + wrap] for i in range(0, len(row), wrap))
     side = 5.0 if thumbs_of is not None else None  # room for the images
     save_figure(scatter_grid_figure(rows, about(spec).title, **({"width": side, "height": side} if side else {})),
-                path)
+                out)
 
 
 def _with_display_measures(spec: dict[str, Any], table: pd.DataFrame, load: RunLoader,
@@ -242,7 +244,7 @@ def score_table(spec: dict[str, Any], out: dict[str, str], *, scores: Sequence[s
     table = with_reference(records(spec, scores), spec["reference"], scores)
     table = _with_display_measures(spec, table, load, misplaced)
     write_tables(spec, table, out)
-    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails,
+    _scatter_grid(spec, table, out, n_cols, original, show_prototypes, neighbours, misplaced, thumbnails,
                   load)
 
 
@@ -256,7 +258,7 @@ def scatter_grid(spec: dict[str, Any], out: dict[str, str], *, n_cols: int | Non
     load = RunLoader()
     table = _with_display_measures(spec, records(spec), load, misplaced)
     write_tables(spec, table, out)
-    _scatter_grid(spec, table, out["png"], n_cols, original, show_prototypes, neighbours, misplaced, thumbnails,
+    _scatter_grid(spec, table, out, n_cols, original, show_prototypes, neighbours, misplaced, thumbnails,
                   load)
 
 
@@ -268,7 +270,7 @@ def sweep(spec: dict[str, Any], out: dict[str, str], *, x: str, scores: Sequence
     table = records(spec, scores).sort_values([c for c in ("dataset", "method", x)], kind="stable",
                                               ignore_index=True)
     write_tables(spec, table, out)
-    save_figure(sweep_figure(table, x, scores, about(spec).title), out["png"])
+    save_figure(sweep_figure(table, x, scores, about(spec).title), out)
 
 
 def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: Mapping[str, Any]) -> list[ScatterPanel]:
@@ -282,10 +284,10 @@ def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: Mapping[st
         rec = table[table.method_entry == run["entry"]]
         for k, v in run["grid"].items():
             rec = rec[rec[k] == v]
-        values = ", ".join(f"{k} = {v:g}" for k, v in run["grid"].items())
         panels.append(ScatterPanel(emb.Z, inp.labels, inp.n_cohorts, emb.placed_or_none,
-                                   f"{run['entry']}: {values}\n"
-                                   f"{format_scores(rec.iloc[0].to_dict(), ('s_n', 's_c', 's_s'))}"))
+                                   f"{run_names([run])[0]}\n"
+                                   f"{format_scores(rec.iloc[0].to_dict(), ('s_n', 's_c', 's_s'))}",
+                                   label_names=tuple(inp.label_names)))
     return panels
 
 
@@ -315,7 +317,7 @@ def heatmap(spec: dict[str, Any], out: dict[str, str], *, x: str, y: str,
     table = records(spec, scores).sort_values([y, x], kind="stable", ignore_index=True)
     write_tables(spec, table, out)
     panels = _example_panels(spec, table, examples) if examples else []
-    save_figure(heatmap_figure(table, x, y, scores, about(spec).title, panels), out["png"])
+    save_figure(heatmap_figure(table, x, y, scores, about(spec).title, panels), out)
 
 
 def time_order(table: pd.DataFrame) -> str:
@@ -351,4 +353,4 @@ def fit_times(spec: dict[str, Any], out: dict[str, str]) -> None:
     title = about(spec).title
     write_csv_atomic(table, out["csv"])
     write_page(spec, out, [("", table)], title=title, note=note)
-    save_figure(fit_times_figure(table, title), out["png"])
+    save_figure(fit_times_figure(table, title, entry_names(table.to_dict("records"))), out)

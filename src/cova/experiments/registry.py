@@ -1,7 +1,8 @@
 """The renderer registry: the name an experiment block gives as ``renderer`` -> the function that draws it.
 
 Every renderer takes the experiment spec (:meth:`cova.config.Plan.experiment_spec`, described in
-:mod:`.common`) and the output paths ``{"png", "csv", "html"}``, and its own options as keyword-only arguments:
+:mod:`.common`) and the output paths ``{"png", "csv", "html"}`` (and ``"svg"``, the figure's vector copy, when
+the caller asks for one: :func:`cova.viz.figures.save_figure` writes both from one figure), and its own options as keyword-only arguments:
 it is declared with :func:`cova.constraints.declare`, whose table (``_parameter_constraints``) lists what each
 option allows, whose rules (``_option_rules``) check what involves several options or the experiment's runs, and
 whose keyword defaults are the options' defaults. An experiment block holds :data:`COMMON_KEYS` (read from the
@@ -86,7 +87,7 @@ def check_experiment(name: str, block: Mapping[str, Any], context: Mapping[str, 
 
 
 def render(spec: dict[str, Any], out: dict[str, str]) -> None:
-    """Render experiment ``spec`` into ``out`` (keys png, csv, html): the renderer gets the spec's common keys
+    """Render experiment ``spec`` into ``out`` (keys png, csv, html, optionally svg): the renderer gets the spec's common keys
     (and its runs) and, as keyword arguments, the options of its declaration the spec sets (the declaration checks
     them); a key that is neither common nor declared is an error."""
     renderer = RENDERERS[spec["renderer"]]

@@ -11,7 +11,7 @@ coordinates change by a global factor with the scale of R).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
+from .figures import grid_columns, wrap_rows
+from .names import grid_symbol
 from .scatter import cohort_colours, draw_no_embedding, panel_grid, robust_view
 
 __all__ = ["CoembeddingPanel", "minmax_scale_pair", "draw_coembedding", "coembedding_grid_figure",
@@ -92,23 +94,38 @@ def coembedding_grid_figure(rows: Sequence[Sequence[CoembeddingPanel | None]], t
     return fig
 
 
+#: The size (inches) of one panel of curves in :func:`measure_curves_figure`.
+CURVE_PANEL = (4.6, 3.6)
+
+
+def _curve_rows(table: pd.DataFrame, measures: Sequence[str], panel: str) -> list[list[tuple[Any, str]]]:
+    """The (panel value, measure) pairs of :func:`measure_curves_figure`, one row per panel value, wrapped to page
+    width."""
+    rows = [[(p, m) for m in measures] for p in dict.fromkeys(table[panel])]
+    return wrap_rows(rows, grid_columns([len(r) for r in rows], *CURVE_PANEL))
+
+
 def _draw_curves(fig: Any, table: pd.DataFrame, x: str, measures: Sequence[str], labels: dict[str, str],
-                 line: str, panel: str) -> None:
-    panels = list(dict.fromkeys(table[panel]))
-    axes = fig.subplots(len(panels), len(measures), squeeze=False)
-    for r, p in enumerate(panels):
-        sub = table[table[panel] == p]
-        for c, measure in enumerate(measures):
+                 line: str, panel: str, names: Mapping[Any, str]) -> None:
+    rows = _curve_rows(table, measures, panel)
+    n_cols = max(len(r) for r in rows)
+    axes = fig.subplots(len(rows), n_cols, squeeze=False)
+    for r, row in enumerate(rows):
+        for ax in axes[r, len(row):]:
+            ax.axis("off")
+        for c, (p, measure) in enumerate(row):
+            sub = table[table[panel] == p]
             ax = axes[r, c]
             for i, (name, g) in enumerate(sub.groupby(line, sort=False)):
                 stats = g.groupby(x)[measure].agg(["mean", "std", "count"]).sort_index()
-                ax.plot(stats.index, stats["mean"], marker="o", ms=3, color=f"C{i % 10}", label=str(name))
+                ax.plot(stats.index, stats["mean"], marker="o", ms=3, color=f"C{i % 10}",
+                        label=names.get(name, str(name)))
                 if (stats["count"] > 1).any():
                     sd = stats["std"].fillna(0.0)
                     ax.fill_between(stats.index, stats["mean"] - sd, stats["mean"] + sd, color=f"C{i % 10}",
                                     alpha=0.15, linewidth=0)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.set_xlabel(x)
+            ax.set_xlabel(grid_symbol(x))
             ax.set_ylabel(labels.get(measure, measure))
             ax.set_title(f"{p}: {labels.get(measure, measure)}", fontsize=9)
             ax.grid(alpha=0.3)
@@ -117,22 +134,31 @@ def _draw_curves(fig: Any, table: pd.DataFrame, x: str, measures: Sequence[str],
 
 def measure_curves_figure(table: pd.DataFrame, x: str, measures: Sequence[str], title: str,
                           labels: dict[str, str] | None = None, line: str = "method_entry",
-                          panel: str = "dataset", maps: Sequence[CoembeddingPanel] = ()) -> plt.Figure:
+                          panel: str = "dataset", maps: Sequence[CoembeddingPanel] = (),
+                          names: Mapping[Any, str] | None = None) -> plt.Figure:
     """One panel per (``panel`` value, measure): the mean of the measure over repeated rows (e.g. seeded splits)
     against ``x``, one line per ``line`` value, with a band of ± one standard deviation where there are
     repeats. ``maps``, if given, are drawn as a row of co-embedding panels above the curves (the figure is then
-    laid out by matplotlib's constrained layout: save it without ``tight``)."""
+    laid out by matplotlib's constrained layout: save it without ``tight``). ``names``: ``line`` value -> legend
+    name (the value when absent). The panels wrap to page width, as do the maps (:func:`panel_grid`'s columns)."""
     labels = labels or {}
-    n_panels = table[panel].nunique()
-    curves_h, maps_h = 3.6 * n_panels, (3.2 if maps else 0.0)
-    width = max(4.6 * len(measures), 3.0 * len(maps))
+    rows = _curve_rows(table, measures, panel)
+    curves_h = CURVE_PANEL[1] * len(rows)
+    map_cols = grid_columns([len(maps)], 3.0, 3.2) if maps else 1
+    map_rows = wrap_rows([list(maps)], map_cols) if maps else []
+    maps_h = 3.2 * len(map_rows)
+    width = max(CURVE_PANEL[0] * max(len(r) for r in rows), 3.0 * map_cols)
     fig = plt.figure(figsize=(width, curves_h + maps_h), dpi=100, layout="constrained" if maps else None)
     if maps:
         top, bottom = fig.subfigures(2, 1, height_ratios=[maps_h, curves_h])
-        for ax, p in zip(top.subplots(1, len(maps), squeeze=False)[0], maps):
-            draw_coembedding(ax, p)
+        map_axes = top.subplots(len(map_rows), map_cols, squeeze=False)
+        for r, row in enumerate(map_rows):
+            for ax in map_axes[r, len(row):]:
+                ax.axis("off")
+            for ax, p in zip(map_axes[r], row):
+                draw_coembedding(ax, p)
     else:
         bottom = fig
-    _draw_curves(bottom, table, x, measures, labels, line, panel)
+    _draw_curves(bottom, table, x, measures, labels, line, panel, names or {})
     fig.suptitle(textwrap.fill(title, max(40, int(16 * width))), fontsize=10)
     return fig

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .figures import grid_columns, wrap_rows
 from .scatter import draw_no_embedding, legend_handles, plot_layers_3d, point_colours, point_size
 
 
@@ -65,14 +66,19 @@ def _draw(fig: plt.Figure, index: int, n_rows: int, n_cols: int, p: EmbeddingPan
 def embedding_panels_figure(rows: Sequence[Sequence[EmbeddingPanel]], title: str,
                             label_names: Sequence[Sequence[str]] | None = None, size: float = 3.6,
                             dpi: float = 110) -> plt.Figure:
-    """One row of panels per entry of ``rows``; ``label_names[i]`` (at most 20 names) gives row ``i`` a legend
-    beside its last panel."""
-    n_cols = max(len(r) for r in rows)
-    fig = plt.figure(figsize=(size * n_cols + (1.6 if label_names else 0.0), size * len(rows)), dpi=dpi)
-    for i, row in enumerate(rows):
+    """One row of panels per entry of ``rows``, wrapped to page width (:func:`cova.viz.figures.grid_columns`);
+    ``label_names[i]`` (at most 20 names) gives row ``i`` a legend beside its last panel."""
+    n_cols = grid_columns([len(r) for r in rows], size, size)
+    wrapped = [wrap_rows([row], n_cols) for row in rows]
+    n_rows = sum(len(w) for w in wrapped)
+    fig = plt.figure(figsize=(size * n_cols + (1.6 if label_names else 0.0), size * n_rows), dpi=dpi)
+    line = 0
+    for i, pieces in enumerate(wrapped):
         last = None
-        for j, p in enumerate(row):
-            last = _draw(fig, i * n_cols + j + 1, len(rows), n_cols, p)
+        for piece in pieces:
+            for j, p in enumerate(piece):
+                last = _draw(fig, line * n_cols + j + 1, n_rows, n_cols, p)
+            line += 1
         names = label_names[i] if label_names else []
         if last is not None and 0 < len(names) <= 20:
             last.legend(handles=legend_handles(names), loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=6,

@@ -13,6 +13,7 @@ from matplotlib.axes import Axes
 
 from ..metrics.centres import cohort_centres
 from ..metrics.cohort import cohort_graph, link_comparison
+from .figures import grid_columns, wrap_rows
 from .scatter import cohort_colours, panel_grid, plot_cohorts
 
 LINK_STYLES = {"tp": ("-", "true positive"), "fp": (":", "false positive"), "fn": ("--", "false negative")}
@@ -66,11 +67,20 @@ def link_graphs_figure(panels: Sequence[LinkPanel], kappa: int, title: str,
                        show_prototypes: bool = False) -> plt.Figure:
     """Row 1: each embedding coloured by cohort; row 2: its κ-NN cohort graph against the reference over faint
     samples (and the placed prototypes as squares with ``show_prototypes``); runs without an embedding leave row 2
-    empty."""
+    empty. A single run's two panels sit side by side; many runs wrap to page width (:func:`grid_columns`)."""
     n = len(panels)
-    fig, axes = plt.subplots(2, n, figsize=(3.6 * n, 7.4), dpi=100, squeeze=False)
-    for j, p in enumerate(panels):
-        top, bottom = axes[0, j], axes[1, j]
+    if n == 1:
+        fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.9), dpi=100, squeeze=False)
+        pairs = [(axes[0, 0], axes[0, 1])]
+    else:
+        n_cols = grid_columns([n], 3.6, 7.4)
+        n_rows = len(wrap_rows([list(panels)], n_cols))
+        fig, axes = plt.subplots(2 * n_rows, n_cols, figsize=(3.6 * n_cols, 7.4 * n_rows), dpi=100, squeeze=False)
+        pairs = [(axes[2 * (j // n_cols), j % n_cols], axes[2 * (j // n_cols) + 1, j % n_cols]) for j in range(n)]
+        for j in range(n, n_rows * n_cols):
+            axes[2 * (j // n_cols), j % n_cols].axis("off")
+            axes[2 * (j // n_cols) + 1, j % n_cols].axis("off")
+    for j, (p, (top, bottom)) in enumerate(zip(panels, pairs)):
         plot_cohorts(top, p.Z, p.labels, p.n_cohorts, point_size=3)
         top.set_title(p.title, fontsize=7)
         if not np.all(np.isfinite(p.Z)):
@@ -148,7 +158,7 @@ def link_panels_figure(panels: Sequence[LinkPanel], kappa: int, title: str, n_co
     its embedded cohort centres linked by their κ-NN graph against the reference, the placed prototypes as
     squares (``show_prototypes``) and the highlighted cohort's links in red."""
     n_panels = len(panels) + (1 if prototypes is not None else 0)
-    n_cols = min(n_cols, n_panels)
+    n_cols = grid_columns([n_panels], 3.9, 4.1, max_cols=n_cols)
     n_rows = -(-n_panels // n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.9 * n_cols, 4.1 * n_rows), dpi=100, squeeze=False)
     flat = list(axes.ravel())
@@ -202,7 +212,7 @@ def image_links_figure(rows: Sequence[tuple[PrototypeLinkPanel, Sequence[ImageLi
                        title: str) -> plt.Figure:
     """COVA Fig. 3: per dataset, the prototypes' κ-NN graph against the original cohort graph, then each run's
     embedding with its cohort centres' κ-NN graph against the panel's reference."""
-    n_cols = 1 + max(len(panels) for _, panels in rows)
+    n_cols = 1 + max(len(panels) for _, panels in rows)  # the prototypes' panel and the runs', one row per dataset
     fig, axes = plt.subplots(len(rows), n_cols, figsize=(3.4 * n_cols, 3.5 * len(rows)), dpi=100, squeeze=False)
     for i, (proto, panels) in enumerate(rows):
         for ax in axes[i, len(panels) + 1:]:
@@ -219,5 +229,5 @@ def image_links_figure(rows: Sequence[tuple[PrototypeLinkPanel, Sequence[ImageLi
             plot_cohorts(ax, p.Z, p.labels, p.n_cohorts, p.placed, point_size=2)
             draw_links(ax, cohort_centres(p.Z, p.labels, p.n_cohorts), p.reference, kappa)
             ax.set_title(p.title, fontsize=7)
-    fig.suptitle(title, fontsize=8, wrap=True)
+    fig.suptitle(title, fontsize=8)
     return fig

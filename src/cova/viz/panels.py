@@ -9,10 +9,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
-from .scatter import panel_grid, plot_cohorts
+from .scatter import legend_handles, panel_grid, plot_cohorts
 
 #: Markers of the neighbour groups (an example point and its nearest neighbours), one per group in turn.
 GROUP_MARKERS = ("*", "P", "X", "D", "^", "v", "p", "h")
+#: A grid names its cohorts in a legend when there are at most this many (more colours cannot be told apart).
+MAX_LEGEND = 20
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class ScatterPanel:
     ``None``) and the panel title. ``groups``: index arrays, each an example point followed by its neighbours,
     drawn with one black-edged marker per group (the example larger, lines to its neighbours); ``boxed``: indices
     drawn inside open red squares; ``thumbnails``: (indices, images (m, h, w)) drawn at those points, scaled by
-    ``thumbnail_zoom``."""
+    ``thumbnail_zoom``; ``label_names``: the cohorts' names, for the legend of the grid (:func:`scatter_grid_figure`)."""
 
     Z: np.ndarray
     labels: np.ndarray
@@ -32,6 +34,7 @@ class ScatterPanel:
     boxed: np.ndarray | None = None
     thumbnails: tuple[np.ndarray, np.ndarray] | None = None
     thumbnail_zoom: float = 0.5
+    label_names: tuple[str, ...] = ()
 
 
 def spread_points(Z: np.ndarray, grid: int) -> np.ndarray:
@@ -79,10 +82,16 @@ def draw_panel(ax: Axes, p: ScatterPanel, point_size: float | None = 3, fontsize
 def scatter_grid_figure(rows: Sequence[Sequence[ScatterPanel]], title: str, width: float = 3.2,
                         height: float = 3.3, point_size: float | None = 3, dpi: float = 100,
                         panel_fontsize: float = 7, title_fontsize: float = 10) -> plt.Figure:
-    """One row of cohort scatters per entry of ``rows`` (``point_size`` ``None``: sized by the number of
-    points)."""
+    """One row of cohort scatters per entry of ``rows`` (wrapped to page width: :func:`panel_grid`;
+    ``point_size`` ``None``: sized by the number of points). The panels that name their cohorts (``label_names``,
+    at most :data:`MAX_LEGEND` of them) get a legend of the cohorts' colours beside the last panel of each run of
+    panels with the same names."""
     fig, cells = panel_grid(rows, width, height, dpi)
-    for ax, p in cells:
+    for k, (ax, p) in enumerate(cells):
         draw_panel(ax, p, point_size, panel_fontsize)
+        last = k + 1 == len(cells) or cells[k + 1][1].label_names != p.label_names
+        if last and 0 < len(p.label_names) <= MAX_LEGEND:
+            ax.legend(handles=legend_handles(p.label_names), loc="center left", bbox_to_anchor=(1.02, 0.5),
+                      fontsize=panel_fontsize, frameon=False, title="cohorts", title_fontsize=panel_fontsize)
     fig.suptitle(title, fontsize=title_fontsize)
     return fig

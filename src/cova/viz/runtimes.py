@@ -3,7 +3,7 @@ timed on synthetic relations of growing size (co-embedding paper Fig. 12), both 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -14,17 +14,18 @@ __all__ = ["fit_times_figure", "coembedding_times_figure"]
 MARKERS = "osD^vP*Xph<>"
 
 
-def fit_times_figure(table: pd.DataFrame, title: str) -> plt.Figure:
+def fit_times_figure(table: pd.DataFrame, title: str, names: Mapping[str, str] | None = None) -> plt.Figure:
     """One panel per data set of ``table`` (columns ``dataset``, ``method_entry``, ``n_samples``, ``status``,
     ``runtime_s``): the fit time of every method entry's ``ok`` runs against the samples fitted, one line per entry
-    (dashed after the tenth)."""
+    (dashed after the tenth), named by ``names`` (method entry -> legend name; the entry when absent)."""
+    names = names or {}
     datasets = list(dict.fromkeys(table.dataset))
     fig, axes = plt.subplots(1, len(datasets), figsize=(max(8.5, 6.4 * len(datasets)), 5.2), dpi=100, squeeze=False)
     for ax, d in zip(axes[0], datasets):
         g = table[(table.dataset == d) & (table.status == "ok")]
         for i, (entry, h) in enumerate(g.groupby("method_entry", sort=False)):
             ax.plot(h.n_samples, h.runtime_s, marker=MARKERS[i % len(MARKERS)], ms=4, color=f"C{i % 10}",
-                    linestyle="-" if i < 10 else "--", label=entry)
+                    linestyle="-" if i < 10 else "--", label=names.get(entry, entry))
         ax.set_xscale("log")
         ax.set_yscale("log")
         sizes = sorted(set(g.n_samples))
@@ -40,14 +41,15 @@ def fit_times_figure(table: pd.DataFrame, title: str) -> plt.Figure:
 
 
 def coembedding_times_figure(table: pd.DataFrame, sizes: Sequence[int], dims: Sequence[int], threads: int,
-                             title: str) -> plt.Figure:
+                             title: str, names: Mapping[str, str] | None = None) -> plt.Figure:
     """One panel per embedding dimension k of ``dims``: the wall-clock time of every method entry of ``table``
     (columns ``method_entry``, ``m``, ``k``, ``wall_s``) against m = n, with ``sizes`` as ticks and the timing
-    job's ``threads`` named on the axis."""
+    job's ``threads`` named on the axis; ``names``: method entry -> legend name (the entry when absent)."""
+    names = names or {}
     fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 3.8), dpi=100, squeeze=False)
     for ax, k in zip(axes[0], dims):
         for i, (entry, g) in enumerate(table[table.k == k].groupby("method_entry", sort=False)):
-            ax.plot(g.m, g.wall_s, marker="o", ms=3, color=f"C{i % 10}", label=entry)
+            ax.plot(g.m, g.wall_s, marker="o", ms=3, color=f"C{i % 10}", label=names.get(entry, entry))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes, [str(m) for m in sizes])

@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from .figures import grid_columns, wrap_rows
 from .scatter import cohort_colours, plot_cohorts
 
 __all__ = ["image_shape", "feature_layout", "draw_image", "draw_saliency", "image_pairs_figure",
@@ -91,8 +92,9 @@ def draw_saliency(ax: Axes, importance: np.ndarray, shape: tuple[int, int], titl
 def image_pairs_figure(rows: Sequence[Sequence[tuple[np.ndarray, np.ndarray, str, tuple[int, int]]]], title: str,
                        cell: float = 1.25) -> plt.Figure:
     """Rows of (image, saliency map, label, image shape) pairs: each pair is drawn as the image with its map beside
-    it (featMAP Figs. 4-5); pairs of one figure may come from data sets of different image sizes. Unused cells are
-    switched off."""
+    it (featMAP Figs. 4-5); pairs of one figure may come from data sets of different image sizes. Rows wrap to page
+    width (:func:`cova.viz.figures.grid_columns`); unused cells are switched off."""
+    rows = wrap_rows(rows, grid_columns([len(r) for r in rows], 2 * cell, 1.15 * cell))
     n_pairs = max(len(r) for r in rows)
     fig, axes = plt.subplots(len(rows), 2 * n_pairs, figsize=(cell * 2 * n_pairs, cell * 1.15 * len(rows) + 0.4),
                              squeeze=False)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TypeVar
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 
-from .figures import save_figure
+from .figures import grid_columns, save_figure, wrap_rows
+
+T = TypeVar("T")
 
 SCORE_LABELS = {"s_n": "S_n", "s_s": "S_s", "s_c": "S_c", "s_c_aligned": "S_c aligned", "s_c_r": "S_c^(r)", "trustworthiness": "T",
                 "continuity": "C"}
@@ -28,11 +31,13 @@ def cohort_colours(n_cohorts: int) -> np.ndarray:
     return np.array([to_rgba(cmap(v)) for v in values])
 
 
-def panel_grid(rows: Sequence[Sequence[object]], width: float, height: float,
-               dpi: float = 100) -> tuple[plt.Figure, list]:
-    """A figure with one row of panels per entry of ``rows`` (as many columns as the longest row; the unused
-    axes switched off) and the list of (axes, item) pairs, row by row."""
-    n_cols = max(len(r) for r in rows)
+def panel_grid(rows: Sequence[Sequence[T]], width: float, height: float,
+               dpi: float = 100) -> tuple[plt.Figure, list[tuple[Axes, T]]]:
+    """A figure with the panels of ``rows``, each ``width`` × ``height`` inches, and the list of (axes, item) pairs,
+    row by row. A row longer than a page-width row wraps (:func:`cova.viz.figures.grid_columns`,
+    :func:`cova.viz.figures.wrap_rows`); the unused axes are switched off."""
+    n_cols = grid_columns([len(r) for r in rows], width, height)
+    rows = wrap_rows(rows, n_cols)
     fig, axes = plt.subplots(len(rows), n_cols, figsize=(width * n_cols, height * len(rows)), dpi=dpi,
                              squeeze=False)
     cells = []

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .names import grid_symbol, method_name
 from .panels import ScatterPanel, draw_panel
-from .scatter import SCORE_LABELS
+from .scatter import SCORE_LABELS, panel_grid
 
 #: Axis and legend names of every score key a sweep may show, including the held-out rows' (``*_test``) and the
 #: comparisons with the original cohort graph and the gold standard (COVA Sec. 4.2, Fig. 5).
@@ -23,8 +24,8 @@ def sweep_figure(table: pd.DataFrame, x: str, scores: list[str], title: str) -> 
     ``paper_{score}`` columns exist, the paper's printed values as open squares on dashed lines in the same
     colour."""
     groups = list(table.groupby(["dataset", "method"], sort=False))
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), dpi=100, squeeze=False)
-    for ax, ((dataset, method), g) in zip(axes[0], groups):
+    fig, cells = panel_grid([groups], 5.5, 4.2)
+    for ax, ((dataset, method), g) in cells:
         for n, s in enumerate(scores):
             colour = f"C{n}"
             ax.plot(g[x], 100 * g[s], marker="o", color=colour, label=f"{SCORE_LABELS.get(s, s)} (ours)")
@@ -32,9 +33,9 @@ def sweep_figure(table: pd.DataFrame, x: str, scores: list[str], title: str) -> 
             if paper.notna().any():
                 ax.plot(g[x][paper.notna()], paper[paper.notna()], marker="s", markerfacecolor="none",
                         linestyle="--", color=colour, label=f"{SCORE_LABELS.get(s, s)} (paper)")
-        ax.set_xlabel(x)
+        ax.set_xlabel(grid_symbol(x))
         ax.set_ylabel("score (%)")
-        ax.set_title(f"{dataset}: {method}", fontsize=9)
+        ax.set_title(f"{dataset}: {method_name(method)}", fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.suptitle(title, fontsize=10)
@@ -60,8 +61,8 @@ def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title
             ax.text(c, r, f"{v:.0f}", ha="center", va="center", fontsize=6, color="white")
         ax.set_xticks(range(grid.shape[1]), [f"{v:g}" for v in grid.columns], fontsize=7)
         ax.set_yticks(range(grid.shape[0]), [f"{v:g}" for v in grid.index], fontsize=7)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        ax.set_xlabel(grid_symbol(x))
+        ax.set_ylabel(grid_symbol(y))
         ax.set_title(SCORE_LABELS.get(s, s) + " (%)", fontsize=9)
         top.colorbar(im, ax=ax, fraction=0.046)
     if bottom is not None:
@@ -76,23 +77,21 @@ def heatmap_figure(table: pd.DataFrame, x: str, y: str, scores: list[str], title
 
 
 def score_lines_figure(table: pd.DataFrame, baselines: pd.DataFrame, x: str, scores: list[str], by_method: bool,
-                       title: str, xscale: str = "linear") -> plt.Figure:
+                       title: str, xscale: str = "linear", names: Mapping[str, str] | None = None) -> plt.Figure:
     """Scores (percent) against column ``x`` of ``table`` (columns ``dataset``, ``method``, ``run``, the scores).
 
     ``by_method``: one panel per (dataset, method), the scores as lines; otherwise one panel per (dataset, score),
     the methods as lines. Rows of ``baselines`` (runs without an x value) are drawn as horizontal dotted lines in
-    every panel of their dataset."""
+    every panel of their dataset. Methods are named as the papers do (:func:`cova.viz.names.method_name`), the
+    baselines by ``names`` (``run`` -> name; the run's id when absent)."""
+    names = names or {}
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if by_method:
         keys = list(dict.fromkeys(zip(table.dataset, table.method)))
     else:
         keys = [(d, s) for d in dict.fromkeys(table.dataset) for s in scores]
-    n_cols = min(4, len(keys))
-    n_rows = -(-len(keys) // n_cols)
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.3 * n_cols, 3.4 * n_rows + 0.6), dpi=100, squeeze=False)
-    for ax in axes.ravel()[len(keys):]:
-        ax.axis("off")
-    for ax, (d, k) in zip(axes.ravel(), keys):
+    fig, cells = panel_grid([keys], 4.3, 3.4)
+    for ax, (d, k) in cells:
         b = baselines[baselines.dataset == d]
         if by_method:
             g = table[(table.dataset == d) & (table.method == k)]
@@ -101,19 +100,19 @@ def score_lines_figure(table: pd.DataFrame, baselines: pd.DataFrame, x: str, sco
                 ax.plot(g[x], 100 * g[s].astype(float), marker="o", color=colour, label=SWEEP_LABELS.get(s, s))
                 for _, r in b.iterrows():
                     ax.axhline(100 * float(r[s]), color=colour, linestyle=":", linewidth=1,
-                               label=f"{r['run']} {SWEEP_LABELS.get(s, s)}")
-            ax.set_title(f"{d}: {k}", fontsize=8)
+                               label=f"{names.get(r['run'], r['run'])} {SWEEP_LABELS.get(s, s)}")
+            ax.set_title(f"{d}: {method_name(k)}", fontsize=8)
         else:
             sub = table[table.dataset == d]
             for m, g in sub.groupby("method", sort=False):
-                ax.plot(g[x], 100 * g[k].astype(float), marker="o", label=m)
+                ax.plot(g[x], 100 * g[k].astype(float), marker="o", label=method_name(m))
             for _, r in b.iterrows():
-                ax.axhline(100 * float(r[k]), color="grey", linestyle=":", linewidth=1, label=r["run"])
+                ax.axhline(100 * float(r[k]), color="grey", linestyle=":", linewidth=1, label=names.get(r["run"], r["run"]))
             ax.set_title(f"{d}: {SWEEP_LABELS.get(k, k)}", fontsize=8)
         ax.set_xscale(xscale)
-        ax.set_xlabel(x.split(".")[-1])
+        ax.set_xlabel(grid_symbol(x.split(".")[-1]))
         ax.set_ylabel("score (%)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    fig.suptitle(title, fontsize=8, wrap=True)
+    fig.suptitle(title, fontsize=8)
     return fig

@@ -31,6 +31,7 @@ from ...metrics.coembedding import text_classification_error
 from ...threads import job_threads
 from ...viz.coembedding import CoembeddingPanel, coembedding_grid_figure, measure_curves_figure
 from ...viz.figures import save_figure
+from ...viz.names import grid_text, run_names
 from ...viz.tables import write_csv_atomic
 from ..common import MappingOf, RunLoader, about, findings_note, run_scores
 from ..page import write_page
@@ -101,37 +102,34 @@ def coembed_maps(spec: dict[str, Any], out: dict[str, str], *, original: bool = 
     load = RunLoader()
     labels = dict(inputs_labels or {})
     columns = list(dict.fromkeys((r["dataset"], r["inputs"]) for r in spec["runs"]))
-    entries = list(dict.fromkeys(r["entry"] for r in spec["runs"]))
     records, cells = [], {}
-    for run in spec["runs"]:
+    for run, name in zip(spec["runs"], run_names(spec["runs"])):
         emb, scores = load.embedding(run), run_scores(run)
         label = labels.get(run["inputs"], run["inputs"])
         rec = _record(run, emb, scores, label, load.run_inputs(run))
         records.append(rec)
         measures = _format(rec, ("gamma_objective", "mean_rank", "pooled_1nn_error"))
-        title = f"{run['dataset']} ({label}): {run['entry']}\n{measures}"
-        cells[(run["dataset"], run["inputs"], run["entry"])] = _panel(run, load.run_inputs(run), emb, title)
+        title = f"{run['dataset']} ({label}): {name}\n{measures}"
+        cells.setdefault((run["dataset"], run["inputs"]), []).append(_panel(run, load.run_inputs(run), emb, title))
     grid: list[list[CoembeddingPanel | None]] = []
-    if original:
+    for dataset, inputs in columns:
         row: list[CoembeddingPanel | None] = []
-        for dataset, inputs in columns:
+        if original:
             run = next(r for r in spec["runs"] if (r["dataset"], r["inputs"]) == (dataset, inputs))
             rel = load.run_inputs(run).relation
             if rel.row_points is None or rel.column_points is None:
                 row.append(None)
-                continue
-            n_classes = max(len(rel.row_label_names), len(rel.column_label_names))
-            row.append(CoembeddingPanel(rel.row_points, rel.column_points, rel.row_labels, rel.column_labels,
-                                        n_classes, f"{dataset}: input points (m = {rel.shape[0]}, "
-                                                   f"n = {rel.shape[1]})"))
-        grid.append(row)
-    for entry in entries:
-        grid.append([cells.get((d, i, entry)) for d, i in columns])
+            else:
+                n_classes = max(len(rel.row_label_names), len(rel.column_label_names))
+                row.append(CoembeddingPanel(rel.row_points, rel.column_points, rel.row_labels, rel.column_labels,
+                                            n_classes, f"{dataset}: input points (m = {rel.shape[0]}, "
+                                                       f"n = {rel.shape[1]})"))
+        grid.append(row + cells[(dataset, inputs)])
     table = pd.DataFrame(records)
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
     write_page(spec, out, [("", table)], title=title, note=findings_note(spec))
-    save_figure(coembedding_grid_figure(grid, title), out["png"])
+    save_figure(coembedding_grid_figure(grid, title), out)
 
 
 def _text_errors(run: dict[str, Any], inputs: Inputs, emb: Embedding, n_words: list[int],
@@ -227,8 +225,12 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str = "n_comp
     drawn = []
     if maps:
         first = spec["runs"][0]["inputs"]
-        drawn = [_panel(r, load.run_inputs(r), emb, f"{r['dataset']}: {r['group']}")
-                for r in spec["runs"] if r["inputs"] == first
-                for emb in [load.embedding(r)] if emb.n_components == 2]
-    fig = measure_curves_figure(table, x, measures, title, labels=MEASURE_LABELS, line=line, maps=drawn)
-    save_figure(fig, out["png"], tight=not drawn)
+        shown = [r for r in spec["runs"] if r["inputs"] == first]
+        drawn = [_panel(r, load.run_inputs(r), emb, f"{r['dataset']}: {name}")
+                 for r, name in zip(shown, run_names(shown)) for emb in [load.embedding(r)] if emb.n_components == 2]
+    firsts = list({r["group"]: r for r in spec["runs"]}.values())
+    names = (dict(zip((r["group"] for r in firsts), run_names(firsts, grid=False))) if line == "group" else
+             {v: grid_text({line: v}) for v in table[line].unique()})
+    fig = measure_curves_figure(table, x, measures, title, labels=MEASURE_LABELS, line=line, maps=drawn,
+                                names=names)
+    save_figure(fig, out, tight=not drawn)

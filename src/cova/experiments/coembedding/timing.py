@@ -30,6 +30,7 @@ from ...inputs import Inputs, Relation
 from ...methods.registry import make_method
 from ...threads import job_threads
 from ...viz.figures import save_figure
+from ...viz.names import entry_names
 from ...viz.runtimes import coembedding_times_figure
 from ...viz.tables import write_csv_atomic
 from ..common import about, findings_note
@@ -139,4 +140,4 @@ def coembed_timing(spec: dict[str, Any], out: dict[str, str], *, sizes: Sequence
     note = findings_note(spec, timing_findings(table, stated.proposed, stated.fast, stated.slow))
     title = about(spec).title
     write_page(spec, out, [("", table)], title=title, note=note)
-    save_figure(coembedding_times_figure(table, sizes, dims, threads, title), out["png"])
+    save_figure(coembedding_times_figure(table, sizes, dims, threads, title, entry_names(rows)), out)

@@ -65,6 +65,7 @@ from ...metrics.cohort_graphs import (
 )
 from ...viz.figures import save_figure
 from ...viz.links import LinkPanel, PrototypeLinkPanel, link_panels_figure
+from ...viz.names import run_names
 from ...viz.scatter import format_scores
 from ...viz.sweeps import sweep_figure
 from ...viz.tables import write_csv_atomic
@@ -241,15 +242,16 @@ def link_panels(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
                                          f"prototypes Υ ({run['inputs']})\n{kappa}-NN graph vs {what}: TP "
                                          f"{counts['tp']}  FP {counts['fp']}  FN {counts['fn']}")
     shown_panels = []
-    for run, inp, raw, Z, placed, ref, centres, near in panels:
+    names = run_names([p[0] for p in panels])
+    for (run, inp, raw, Z, placed, ref, centres, near), name in zip(panels, names):
         rec = table[(table.inputs == run["inputs"]) & (table.method_entry == run["entry"])].iloc[0].to_dict()
-        title = f"{run['entry']} ({run['method']})\n{format_scores(rec, tuple(shown))}"
+        title = f"{name}\n{format_scores(rec, tuple(shown))}"
         title += (f"\n{rec['status']}" if centres is None else
                   f"\nlinks vs {kind}: TP {rec['tp']:.0f}  FP {rec['fp']:.0f}  FN {rec['fn']:.0f}")
         target = inp.label_names.index(target_name) if near else None
         shown_panels.append(LinkPanel(Z, inp.labels, inp.n_cohorts, placed, ref, _names(inp, names_mode), title,
                                       target=target, near=near))
-    save_figure(link_panels_figure(shown_panels, kappa, text.title, n_cols, show_prototypes, proto_panel), out["png"])
+    save_figure(link_panels_figure(shown_panels, kappa, text.title, n_cols, show_prototypes, proto_panel), out)
 
 
 @declare({"x": [str], "scores": SCORES, "spread": ["boolean"]})
@@ -270,4 +272,4 @@ def reference_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str,
                                for d, m, v in zip(table.dataset, table.method, table[x])]
     flag_deviations(table, scores)
     write_tables(spec, table, out)
-    save_figure(sweep_figure(table, x, scores, about(spec).title), out["png"])
+    save_figure(sweep_figure(table, x, scores, about(spec).title), out)

@@ -39,6 +39,7 @@ from ...metrics.cohort import cohort_graph
 from ...metrics.cohort_graphs import link_accuracy, original_graph
 from ...viz.figures import save_figure
 from ...viz.links import ImageLinkPanel, PrototypeLinkPanel, image_links_figure
+from ...viz.names import run_names
 from ...viz.sweeps import score_lines_figure
 from ...viz.tables import write_csv_atomic
 from ..common import SCORES, RunLoader, about, run_scores
@@ -89,14 +90,14 @@ def img_links(spec: dict[str, Any], out: dict[str, str], *, kappa: int = 2) -> N
         proto = PrototypeLinkPanel(inp.prototypes, g_orig, [str(j + 1) for j in range(inp.n_cohorts)],
                                    f"{d}: prototypes vs original\n{100 * acc:.1f}% of the original links")
         panels = []
-        for run in runs:
+        for run, name in zip(runs, run_names(runs)):
             if run["inputs"] != runs[0]["inputs"]:
                 raise ValueError(f"img_links: runs of dataset {d} must share one inputs block")
             emb = load.embedding(run)
             Z = emb.Z
             if not np.all(np.isfinite(Z)):
                 panels.append(ImageLinkPanel(None, inp.labels, inp.n_cohorts, None, g_orig,
-                                             f"{d}: {run['entry']}\n(no embedding)"))
+                                             f"{d}: {name}\n(no embedding)"))
                 continue
             g_shown = cohort_graph(cohort_centres(Z, inp.labels, inp.n_cohorts), kappa)
             vs_orig, vs_proto = link_accuracy(g_orig, g_shown), link_accuracy(g_proto, g_shown)
@@ -107,11 +108,11 @@ def img_links(spec: dict[str, Any], out: dict[str, str], *, kappa: int = 2) -> N
             ref = "prototypes" if cova else "original"
             panels.append(ImageLinkPanel(
                 Z, inp.labels, inp.n_cohorts, emb.placed_prototypes if cova else None, g_proto if cova else g_orig,
-                f"{d}: {run['entry']} vs {ref}\n{100 * (vs_proto if cova else vs_orig):.1f}% of the {ref} links "
+                f"{d}: {name} vs {ref}\n{100 * (vs_proto if cova else vs_orig):.1f}% of the {ref} links "
                 f"(vs {'original' if cova else 'prototypes'}: {100 * (vs_orig if cova else vs_proto):.1f}%)"))
         figure_rows.append((proto, panels))
     note = data_note(spec)
-    save_figure(image_links_figure(figure_rows, kappa, about(spec).title + "\n" + note), out["png"])
+    save_figure(image_links_figure(figure_rows, kappa, about(spec).title + "\n" + note), out)
     _write(spec, pd.DataFrame(rows), out, note + f" κ = {kappa}; accuracies are fractions of the reference graph's "
            "links kept (TP / (TP + FN)); the 'original' graph is the κ-NN graph of the Eq. 6 cohort similarity.")
 
@@ -159,5 +160,6 @@ def img_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str, x_default: f
     _write(spec, table, out, note)
     by_method = panels == "method"
     fig = score_lines_figure(table[table[x].notna()], table[table[x].isna()], x, scores, by_method,
-                             about(spec).title + "\n" + note, xscale)
-    save_figure(fig, out["png"])
+                             about(spec).title + "\n" + note, xscale,
+                             dict(zip((r["entry"] for r in spec["runs"]), run_names(spec["runs"]))))
+    save_figure(fig, out)

@@ -40,6 +40,7 @@ from ...metrics.cohort_graphs import LINK_KEYS, REFERENCE_GRAPHS, link_counts, n
 from ...metrics.cohort_graphs import reference_graph as cohort_graph_of
 from ...viz.figures import save_figure
 from ...viz.links import HighlightPanel, LinkPanel, highlight_grid_figure, link_graphs_figure
+from ...viz.names import run_names
 from ...viz.scatter import format_scores
 from ...viz.tables import write_csv_atomic
 from ..common import SCORES, RunLoader, about, findings_note, records, run_scores, with_reference
@@ -71,7 +72,7 @@ def link_graphs(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
     names_mode = cohort_names
     load = RunLoader()
     rows, panels = [], []
-    for run in spec["runs"]:
+    for run, name in zip(spec["runs"], run_names(spec["runs"])):
         inp, raw, Z, placed = load(run)
         row = {"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
                "method": run["method"], **run.get("grid", {}), "reference": kind, "kappa": kappa,
@@ -88,7 +89,7 @@ def link_graphs(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
         use_names = names_mode == "names" or (names_mode == "auto" and inp.n_cohorts <= 10)
         panels.append(LinkPanel(Z, inp.labels, inp.n_cohorts, placed, ref,
                                 inp.label_names if use_names else [str(k + 1) for k in range(inp.n_cohorts)],
-                                f"{run['dataset']}: {run['entry']}\n{format_scores(row, tuple(shown_scores))}",
+                                f"{run['dataset']}: {name}\n{format_scores(row, tuple(shown_scores))}",
                                 f"{kappa}-NN cohort graph vs {kind}\nTP {row['tp']}  FP {row['fp']}  "
                                 f"FN {row['fn']}"))
     table = pd.DataFrame(rows)
@@ -98,7 +99,7 @@ def link_graphs(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
         spec, f" Cohort graphs: {kappa} effective neighbours per cohort; reference '{kind}'. tp/fp/fn: links in both "
         "graphs / only in the embedding / only in the reference (cohorts numbered from 1); link_recall = "
         "tp/(tp+fn), link_precision = tp/(tp+fp). Scores in percent."))
-    save_figure(link_graphs_figure(panels, kappa, title, show_prototypes), out["png"])
+    save_figure(link_graphs_figure(panels, kappa, title, show_prototypes), out)
 
 
 @declare({"highlight": [str], "highlight_neighbors": POSITIVE_INT, "scores": SCORES})
@@ -126,6 +127,7 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str], *, highlight: str,
         near_z.append(", ".join(inp.label_names[i] for i in shown))
         overlap.append(len(set(orig) & set(shown)) if shown else np.nan)
         panels.append((run, inp, Z, t, shown))
+    names = dict(zip((r["entry"] for r in spec["runs"]), run_names(spec["runs"])))
     table[f"nearest_{k}_in_embedding"] = near_z
     table[f"nearest_{k}_in_original"] = near_x
     table["n_agree"] = overlap
@@ -140,6 +142,6 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str], *, highlight: str,
         for run, inp, Z, t, shown in (p for p in panels if p[0]["method"] == m):
             rec = table[(table.dataset == run["dataset"]) & (table.method_entry == run["entry"])].iloc[0]
             row.append(HighlightPanel(Z, inp.labels, inp.label_names, t, shown,
-                                      f"{run['entry']}\n{format_scores(rec.to_dict(), tuple(scores))}"))
+                                      f"{names[run['entry']]}\n{format_scores(rec.to_dict(), tuple(scores))}"))
         grid.append(row)
-    save_figure(highlight_grid_figure(grid, about(spec).title), out["png"])
+    save_figure(highlight_grid_figure(grid, about(spec).title), out)

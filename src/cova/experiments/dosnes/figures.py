@@ -27,6 +27,7 @@ from ...embedding import Embedding
 from ...inputs import Inputs
 from ...viz.embedding_panels import EmbeddingPanel, degree_sizes, embedding_panels_figure
 from ...viz.figures import save_figure
+from ...viz.names import method_name
 from ...viz.scatter import VIEWS_3D
 from ...viz.sphere_page import SphereView, write_sphere_page
 from ...viz.tables import write_csv_atomic
@@ -134,7 +135,8 @@ def _panels(loaded: list, measure: str | None, labels_of: Mapping[str, str], siz
         sizes = (degree_sizes(degree, largest) if degree is not None and size_by_degree
                  else None)
         names = _row_names(ds, inp) if annotate else None
-        title = f"{dataset}: {group} ({labels_of.get(inputs, inputs)}, {emb.n_components}-D)"
+        shown = method_name(run["method"]) + ("" if emb.geometry == "sphere" else f" {emb.n_components}-D")
+        title = f"{dataset}: {shown} ({labels_of.get(inputs, inputs)})"
         if measure and np.isfinite(scores.get(measure, np.nan)):
             title += f"\n{measure} {scores[measure]:.3f}"
         common = {"labels": inp.labels, "n_cohorts": max(inp.n_cohorts, 1), "sizes": sizes, "names": names}
@@ -146,7 +148,7 @@ def _panels(loaded: list, measure: str | None, labels_of: Mapping[str, str], siz
             for view in VIEWS_3D if sphere else VIEWS_3D[:1]:
                 panels.append(EmbeddingPanel(emb.Z, title=f"{title}\nview: elev. {view[0]:g}°, azim. {view[1]:g}°",
                                              view=view, sphere=sphere, **common))
-            views.append(SphereView(f"{dataset}: {group} ({labels_of.get(inputs, inputs)})", emb.Z, inp.labels,
+            views.append(SphereView(f"{dataset}: {shown} ({labels_of.get(inputs, inputs)})", emb.Z, inp.labels,
                                     inp.label_names, names=_row_names(ds, inp),
                                     sizes=None if degree is None else np.cbrt(degree / max(degree.max(), 1e-300)),
                                     on_sphere=sphere, show_names=annotate))
@@ -159,7 +161,7 @@ def _write(spec: dict[str, Any], out: dict[str, str], table: pd.DataFrame, rows:
            views: list, extra: str = "") -> None:
     write_csv_atomic(table, out["csv"])
     title = about(spec).title
-    save_figure(embedding_panels_figure(rows, title, legends if any(legends) else None), out["png"])
+    save_figure(embedding_panels_figure(rows, title, legends if any(legends) else None), out)
     intro, rest = page_parts(spec, out, [("Measures (ours)", table)], note=findings_note(spec, extra))
     write_sphere_page(out["html"], views, title, intro, rest)
 

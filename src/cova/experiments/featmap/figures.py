@@ -33,6 +33,7 @@ from ...datasets.base import Dataset
 from ...embedding import Embedding
 from ...inputs import Inputs
 from ...viz.figures import save_figure
+from ...viz.names import method_name
 from ...viz.panels import ScatterPanel, scatter_grid_figure
 from ...viz.saliency import (
     NamedFeatureMap,
@@ -69,7 +70,9 @@ def _runs_of(spec: dict[str, Any], method: str) -> list[dict[str, Any]]:
 
 
 def _pretty(method: str, labels: Mapping[str, str] | None) -> str:
-    return (labels or {}).get(method, method)
+    """The name of ``method`` in the figures: the experiment's ``method_labels`` for it, else the papers' name
+    (:func:`cova.viz.names.method_name`)."""
+    return (labels or {}).get(method, method_name(method))
 
 
 def _shape(run: dict[str, Any], n_features: int) -> tuple[int, int]:
@@ -126,7 +129,8 @@ def featmap_table(spec: dict[str, Any], out: dict[str, str], *, scores: list[str
         panels.setdefault(run["dataset"], []).append(
             ScatterPanel(emb.Z, inputs.labels, inputs.n_cohorts, None,
                          f"{run['dataset']}: {_pretty(run['method'], method_labels)}\n"
-                         f"T {rec.get('trustworthiness_k7', np.nan):.3f}  C {rec.get('continuity_k7', np.nan):.3f}"))
+                         f"T {rec.get('trustworthiness_k7', np.nan):.3f}  C {rec.get('continuity_k7', np.nan):.3f}",
+                         label_names=tuple(inputs.label_names)))
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
     claims = _claims(table)
@@ -139,7 +143,7 @@ def featmap_table(spec: dict[str, Any], out: dict[str, str], *, scores: list[str
     title = about(spec).title
     sections = [("", table)] + ([("Claim check: featMAP − UMAP per dataset", claims)] if not claims.empty else [])
     write_page(spec, out, sections, title=title, note=findings_note(spec, verdict))
-    save_figure(scatter_grid_figure(list(panels.values()), title, width=2.6, height=2.8, point_size=1), out["png"])
+    save_figure(scatter_grid_figure(list(panels.values()), title, width=2.6, height=2.8, point_size=1), out)
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -201,7 +205,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state:
         write_csv_atomic(table, out["csv"])
         write_page(spec, out, [("", table)], title=title, note=findings_note(
             spec, " Per class, its features of largest mean importance (featMAP Eq. 3)."))
-        save_figure(named_features_figure(named, title), out["png"])
+        save_figure(named_features_figure(named, title), out)
         return
     table = pd.DataFrame(rows)
     write_csv_atomic(table, out["csv"])
@@ -209,7 +213,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state:
     extra = " Mean correlations per dataset: " + "; ".join(
         f"{d}: edge {r.edge_correlation}, ink {r.ink_correlation}" for d, r in summary.iterrows()) + "."
     write_page(spec, out, [("", table)], title=title, note=findings_note(spec, extra))
-    save_figure(image_pairs_figure(figure_rows, title), out["png"])
+    save_figure(image_pairs_figure(figure_rows, title), out)
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -230,7 +234,7 @@ def featmap_frame(spec: dict[str, Any], out: dict[str, str], *, random_state: in
     title = about(spec).title
     fig, top = frame_figure(emb.Z, i, f"featMAP of {run['dataset']} ({inputs.n_samples} points)", L[i], frames[i],
                             names, X[i], FI[i], shape, title)
-    save_figure(fig, out["png"])
+    save_figure(fig, out)
     lengths = np.linalg.norm(L[i], axis=1)
     trust = f" Trustworthiness (k = 7) of the map: {rec.get('trustworthiness_k7', float('nan')):.3f}."
     if shape is None:
@@ -313,7 +317,7 @@ def featmap_adversarial(spec: dict[str, Any], out: dict[str, str], *, source_cla
     picks = rng.choice(from_source, size=min(5, from_source.size), replace=False) if from_source.size else []
     save_figure(adversarial_figure(emb.Z, ds.labels, adv_labels, hist, float(meta["adversarial_accuracy"]),
                                    [(ds.X[i], int(adv_labels[i])) for i in picks],
-                                   FI[picks[0]] if len(picks) else None, shape, source, triples, title), out["png"])
+                                   FI[picks[0]] if len(picks) else None, shape, source, triples, title), out)
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -374,7 +378,7 @@ def featmap_density(spec: dict[str, Any], out: dict[str, str], *, n_subgroups: i
     raw = Dataset.load(runs[0]["data"]).X
     Xi = raw if raw.shape[0] == X.shape[0] else X
     shape = _shape(runs[0], Xi.shape[1])
-    maps = [(emb.Z, f"{_pretty(run['method'], method_labels)} ({run['entry']}), k-means subgroups",
+    maps = [(emb.Z, f"{_pretty(run['method'], method_labels)}, k-means subgroups",
              _pretty(run["method"], method_labels), radii[run["entry"]]) for run, _, emb, _ in loaded]
     save_figure(density_figure(maps, groups, sparse, colours, [(int(i), Xi[i]) for i in pick], shape, title),
-                out["png"])
+                out)

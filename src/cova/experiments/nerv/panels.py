@@ -41,6 +41,7 @@ from ...datasets import GROUND_TRUTH_LOADERS
 from ...metrics import retrieval as ir
 from ...metrics.retrieval import NERV_SCALE
 from ...viz.figures import save_figure
+from ...viz.names import method_name, run_name, run_names
 from ...viz.retrieval import measure_panels_figure
 from ...viz.tables import html_table, write_csv_atomic
 from ..common import RunLoader, about, run_scores
@@ -56,16 +57,9 @@ CURVE_METHODS = ("nerv",)
 #: by λ", Sec. 4.4); every other method is the point of its F-selected run there (Sec. 4.3.2).
 PAPER_CURVE_METHODS = ("nerv", "lmds")
 
-PRETTY = {"nerv": "NeRV", "tnerv": "t-NeRV", "sne": "SNE", "tsne": "t-SNE", "tsne_exact": "t-SNE (exact)",
-          "lle": "LLE", "hlle": "HLLE", "isomap": "Isomap", "laplacian_eigenmaps": "LE", "pca": "PCA", "mds": "MDS",
-          "umap": "UMAP", "nse": "NSE", "cova_e1": "COVA-E1", "cova_e2": "COVA-E2", "cova_e3": "COVA-E3",
-          "cova_e4": "COVA-E4", "cova_p1": "COVA-P1", "cova_p2": "COVA-P2", "cova_p3": "COVA-P3",
-          "cova_p4": "COVA-P4", "eigen_cova": "eigen-COVA", "lmds": "Local MDS",
-          "cca": "CCA", "cda": "CDA", "lmvu": "LMVU"}
 #: Our registry name -> the row name of the paper's Table 2 ("Eigenmap" is the Laplacian eigenmap).
 PAPER_TABLE2_ROWS = {"laplacian_eigenmaps": "Eigenmap", "lle": "LLE", "isomap": "Isomap", "mds": "MDS",
                      "nerv": "NeRV", "lmds": "LocalMDS", "cca": "CCA", "cda": "CDA", "lmvu": "LMVU"}
-GRID_SYMBOLS = {"lam": "λ", "n_neighbors": "k", "alpha": "α", "perplexity": "perp.", "random_state": "seed"}
 
 MEASURES = ["smoothed_precision_error", "smoothed_recall_error", "rank_precision", "rank_recall", "rank_f",
             "precision_20", "recall_20", "pr_auc", "trustworthiness_20", "continuity_20", "knn5_error"]
@@ -102,11 +96,11 @@ def select_by_f(table: pd.DataFrame) -> pd.Series:
 
 
 def label_of(row: pd.Series | dict[str, Any], grid_keys: list[str]) -> str:
-    """Display name of a run: the method's name plus its grid values (``NeRV (λ=0.3)``)."""
-    name = PRETTY.get(row["method"], row["method"])
-    parts = [f"{GRID_SYMBOLS.get(k, k)}={row[k]:g}" for k in grid_keys
-             if k in row and row[k] is not None and not (isinstance(row[k], float) and np.isnan(row[k]))]
-    return f"{name} ({', '.join(parts)})" if parts else name
+    """Display name of a table row: :func:`cova.viz.names.run_name` of its method and its values of ``grid_keys``
+    (``NeRV λ = 0.3``; a missing or NaN value is left out)."""
+    grid = {k: row[k] for k in grid_keys
+            if k in row and row[k] is not None and not (isinstance(row[k], float) and np.isnan(row[k]))}
+    return run_name({"method": row["method"], "grid": grid})
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -158,17 +152,15 @@ def _grid_keys(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in fixed]
 
 
-def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str, Any]], path: str) -> None:
-    datasets = list(dict.fromkeys(table.dataset))
+def _draw(spec: dict[str, Any], table: pd.DataFrame, curves: dict[int, dict[str, Any]],
+          out: Mapping[str, str]) -> None:
     groups = list(dict.fromkeys(table.group))
-    pretty = {g: PRETTY.get(table[table.group == g].method.iloc[0], g) for g in groups}
-    clash = {v for v in pretty.values() if list(pretty.values()).count(v) > 1}
-    names = {g: pretty[g] + (f" [{g}]" if pretty[g] in clash else "") for g in groups}
+    firsts = [table[table.group == g].iloc[0] for g in groups]
+    names = dict(zip(groups, run_names([{"method": r.method, "group": g} for g, r in zip(groups, firsts)])))
     fig = measure_panels_figure(table, curves, names, CURVE_METHODS, NERV_SCALE, about(spec).title +
                                 "\n(best: top right; large markers = F-selected run of each entry; NeRV drawn as "
                                 "a λ-curve)")
-    fig.tight_layout(rect=(0, 0.045 if len(datasets) > 1 else 0.09, 1, 0.97 if len(datasets) > 1 else 0.9))
-    save_figure(fig, path, tight=False)
+    save_figure(fig, out, tight=False)
 
 
 def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.DataFrame:
@@ -185,8 +177,8 @@ def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.Dat
     seen_paper: set[str] = set()
     for g in groups:
         method = table[table.group == g].method.iloc[0]
-        paper_row = PAPER_TABLE2_ROWS.get(method, PRETTY.get(method, method))
-        row: dict[str, Any] = {"method": PRETTY.get(method, method), "entry": g, "paper_row": paper_row}
+        paper_row = PAPER_TABLE2_ROWS.get(method, method_name(method))
+        row: dict[str, Any] = {"method": method_name(method), "entry": g, "paper_row": paper_row}
         for d in datasets:
             s = sel[(sel.group == g) & (sel.dataset == d)]
             row[d] = float(s.knn5_error.iloc[0]) if len(s) else np.nan
@@ -198,7 +190,7 @@ def table2(table: pd.DataFrame, reference: str | None = "nerv_table2") -> pd.Dat
     for (rd, method), _ in ref["rows"].items():
         if method in seen_paper or any(r["entry"] == f"paper:{method}" for r in rows):
             continue
-        name = PAPER_TABLE2_ROWS.get(method, PRETTY.get(method, method))
+        name = PAPER_TABLE2_ROWS.get(method, method_name(method))
         row = {"method": name, "entry": f"paper:{method}", "paper_row": name, **{d: np.nan for d in datasets}}
         for rd2 in ref_sets:
             row[f"paper: {rd2}"] = ref["rows"].get((rd2, method), {}).get("knn5_error", np.nan)
@@ -281,4 +273,4 @@ def nerv_panels(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, m
     write_csv_atomic(table, out["csv"])
     shown = table[table.restart_kept]  # the restarts not kept stay in the CSV only
     _write_html(spec, shown, t2, out, truth)
-    _draw(spec, shown, curves, out["png"])
+    _draw(spec, shown, curves, out)

@@ -12,6 +12,7 @@ import pandas as pd
 from ...constraints import POSITIVE_INT, declare, integer
 from ...metrics import retrieval as ir
 from ...viz.figures import save_figure
+from ...viz.names import run_names
 from ...viz.retrieval import retrieval_figure
 from ...viz.tables import write_csv_atomic
 from ..common import RunLoader, about, run_scores
@@ -86,4 +87,5 @@ def retrieval(spec: dict[str, Any], out: dict[str, str], *, k_max: int = 50, pr_
                          f"neighbours; pr_r_precision_left and pr_r_precision_right: mean precision with {r} relevant "
                          f"and 1 or {pr_k_max or 2 * r} retrieved." if r else "")
                       + (f" Deviations and findings: {text.notes}" if text.notes else ""))
-    save_figure(retrieval_figure(table, curves, text.title, pr_curves, r), out["png"])
+    names = dict(zip((run["entry"] for run in spec["runs"]), run_names(spec["runs"])))
+    save_figure(retrieval_figure(table, curves, text.title, pr_curves, r, names), out)

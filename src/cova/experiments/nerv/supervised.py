@@ -19,6 +19,7 @@ from scipy.stats import ttest_rel
 
 from ...constraints import declare
 from ...viz.figures import save_figure
+from ...viz.names import entry_names
 from ...viz.retrieval import cv_error_figure
 from ...viz.tables import write_csv_atomic
 from ..common import RunLoader, about, findings_note, run_scores
@@ -97,5 +98,5 @@ def cv_error(spec: dict[str, Any], out: dict[str, str]) -> None:
     text = about(spec)
     write_page(spec, out, [("", table)], title=text.title, note=note)
 
-    save_figure(cv_error_figure(table, int(folds.fold.nunique()), int(folds.n_folds.max()), text.title),
-                out["png"])
+    save_figure(cv_error_figure(table, int(folds.fold.nunique()), int(folds.n_folds.max()), text.title,
+                                entry_names(table.to_dict("records"))), out)
