@@ -12,6 +12,7 @@ Without chromium the tests skip, saying why; under CI=true they fail instead.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -81,6 +82,19 @@ def read_page(page: Path, width: int = 1280, height: int = 900) -> dict:
     found = re.search(r'<pre id="title-probe">(.*?)</pre>', proc.stdout, re.S)
     assert found, f"chromium did not run the page's scripts on {page}:\n{proc.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))
+
+
+def report_data(report: Path, name: str) -> dict:
+    """A variable of the Snakemake report's page: ``results`` (path -> name, labels, caption, data_uri, ...) or
+    ``categories`` (category -> subcategory -> paths)."""
+    source = report.read_text(errors="replace")
+    start = source.rindex(f"var {name} = ") + len(f"var {name} = ")
+    return json.JSONDecoder().raw_decode(source[start:])[0]
+
+
+def embedded(record: dict) -> bytes:
+    """The content of a file the report embeds (its record in ``report_data(report, "results")``)."""
+    return base64.b64decode(record["data_uri"].split("base64,", 1)[1])
 
 
 def experiment_pages(workdir: Path) -> dict[str, Path]:

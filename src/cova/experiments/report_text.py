@@ -79,7 +79,7 @@ def experiment_facts(spec: Mapping[str, Any], datasets: Mapping[str, Mapping[str
         line = f"``{name}``" + (f": {rst_text(described)}" if described else "")
         if name in fallback_of:
             line += f" (fallback for ``{fallback_of[name]}``, whose file was not supplied)"
-        elif "paper_data" in spec:
+        elif spec.get("paper_data") is not None:
             origin, _ = data_origin([name], spec["paper_data"], None)
             line += " (the paper's data)" if origin == "paper's" else " (substitute)"
         data.append(line)
