@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,9 +25,11 @@ from cova.config import Plan, resolve_overlay
 from cova.embedding import Embedding
 from cova.experiments.claims import VERDICTS
 from cova.experiments.gaps import reading_experiments
+from cova.experiments.report_text import PAPER_NAMES
 from cova.metrics.score import score_files
 from snakemake_output import job_stats
 from test_figures_layout import check_ci_figures
+from test_report_browser import check_report, embedded, report_data
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -208,15 +211,37 @@ def test_changing_a_parameter_reruns_only_its_dependents(first_run):
                     "experiment": len(rerun), "timings": 1, "timing_plan": 1, "all": 1, **gaps, **card}
 
 
-def test_report_holds_every_figure_and_table(first_run):
-    snakemake(first_run, "--configfile", "config/ci.yaml", "--report", "results/report.html")
-    html = (first_run / "results/report.html").read_text(errors="replace")
+@pytest.fixture(scope="module")
+def report(first_run):
+    """The HTML report of the CI run, built once, and what building it printed."""
+    proc = snakemake(first_run, "--configfile", "config/ci.yaml", "--report", "results/report.html")
+    return first_run / "results/report.html", proc.stdout + proc.stderr
+
+
+def test_report_holds_every_figure_and_table(report):
+    """Every figure and table under one category per paper (as the paper names itself), docutils silent."""
+    path, printed = report
+    html = path.read_text(errors="replace")
     assert "fig1.png" in html
     assert "scores.csv" in html and "scores.html" in html
-    assert html.count("scatter.png") >= 1
     assert "timings.png" in html and "timings.html" in html
     assert "paper_gaps.html" in html
     assert "scorecard.html" in html
+    warnings = [line for line in printed.splitlines() if re.search(r"\((INFO|WARNING|ERROR|SEVERE)/\d\)", line)]
+    assert not warnings, f"{len(warnings)} docutils messages while building the report, e.g. {warnings[:3]}"
+    categories = report_data(path, "categories")
+    papers = {e["paper"] for e in load_ci()["paper"]["experiments"].values()}
+    assert sorted(categories) == sorted({PAPER_NAMES[p] for p in papers} | {"Performance", "Scorecard", "Tables"})
+    results = report_data(path, "results")
+    assert not [p for p in results if p.endswith("scatter.png")], "per-run scatter plots are kept out of the report"
+    caption = results["results/paper/cova/fig1.png"]["caption"]
+    assert "sinusoid" in caption and "e1_a0.1" in caption
+
+
+def test_report_reads_clean_in_a_browser(report, first_run):
+    """tests/test_report_browser.py: the front page and one experiment page per paper in headless Chromium."""
+    papers = sorted({e["paper"] for e in load_ci()["paper"]["experiments"].values()})
+    check_report(report[0], first_run, papers)
 
 
 def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):
@@ -241,7 +266,7 @@ def test_benchmark_target_times_the_steps_and_plots_into_the_report(first_run):
 
 
 def test_dataset_added_by_config_alone(first_run):
-    """A CSV file and a config block, no code: embeddings, scores and a figure in the report."""
+    """A CSV file and a config block, no code: embeddings with their scatter plots, and the scores in the report."""
     rng = np.random.default_rng(0)
     centres = rng.normal(scale=4.0, size=(3, 4))
     rows = [",".join([f"{v:.6f}" for v in centres[j] + rng.normal(size=4)] + [name])
@@ -258,4 +283,5 @@ def test_dataset_added_by_config_alone(first_run):
     table = (first_run / "results/tables/scores.csv").read_text()
     assert table.count("flowers,") == 2
     assert len(list(first_run.glob("results/flowers/*/*/*/scatter.png"))) == 2
-    assert "flowers" in (first_run / "results/report_csv.html").read_text(errors="replace")
+    scores = embedded(report_data(first_run / "results/report_csv.html", "results")["results/tables/scores.html"])
+    assert b"flowers" in scores

@@ -1,4 +1,7 @@
 # Paper figures and tables (results/paper/{paper}/...). Only the experiments configured under `paper:` exist.
+# Report categories: one per paper, named as the paper names itself (cova.experiments.report_text).
+
+from cova.experiments.report_text import experiment_facts, paper_category, study_category
 
 FIG1 = config.get("paper", {}).get("cova", {}).get("fig1")
 
@@ -20,7 +23,7 @@ if FIG1:
             report(
                 "results/paper/cova/fig1.png",
                 caption="../report/cova_fig1.rst",
-                category="Paper: COVA",
+                category=paper_category("cova"),
                 labels={"figure": "Fig. 1"},
             ),
         log:
@@ -45,7 +48,7 @@ rule experiment:
         png=report(
             "results/paper/{paper}/{name}.png",
             caption="../report/experiment.rst",
-            category="Paper: {paper}",
+            category=lambda wc: paper_category(wc.paper),
             labels={"figure": "{name}"},
         ),
         csv="results/paper/{paper}/{name}.csv",
@@ -53,7 +56,7 @@ rule experiment:
         html=report(
             "results/paper/{paper}/{name}.html",
             caption="../report/experiment.rst",
-            category="Paper: {paper}",
+            category=lambda wc: paper_category(wc.paper),
             labels={"table": "{name}"},
         ),
     log:
@@ -71,6 +74,7 @@ rule experiment:
         runtime=lambda wc: PLAN.experiment_resources(wc.name).get("runtime", 20),
     params:
         spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
+        about=lambda wc: experiment_facts(PLAN.experiment_spec(wc.name), PLAN.config["datasets"]),
     shell:
         "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
         " --html {output.html} --svg {output.svg} 2> {log}"

@@ -10,7 +10,7 @@ use rule experiment as study_experiment with:
         png=report(
             "results/studies/{study}/{name}.png",
             caption="../report/study_experiment.rst",
-            category="Study: {study}",
+            category=lambda wc: study_category(wc.study),
             labels={"figure": "{name}"},
         ),
         csv="results/studies/{study}/{name}.csv",
@@ -18,7 +18,7 @@ use rule experiment as study_experiment with:
         html=report(
             "results/studies/{study}/{name}.html",
             caption="../report/study_experiment.rst",
-            category="Study: {study}",
+            category=lambda wc: study_category(wc.study),
             labels={"table": "{name}"},
         ),
     log:
@@ -37,7 +37,7 @@ rule study:
         html=report(
             "results/studies/{study}/index.html",
             caption="../report/study.rst",
-            category="Study: {study}",
+            category=lambda wc: study_category(wc.study),
             labels={"page": "overview"},
         ),
         csv="results/studies/{study}/scores.csv",

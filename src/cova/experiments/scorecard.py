@@ -22,29 +22,23 @@ from ..io import write_text_atomic
 from ..viz.tables import write_csv_atomic
 from .claims import FAILS, PARTLY, UNTESTABLE, VERDICTS, evaluate, select, verdict
 from .gaps import CAUSES, UNEXPLAINED
+from .report_text import PAPER_NAMES, data_origin
 
 __all__ = ["COLUMNS", "PAPER_NAMES", "scorecard", "summary", "write_scorecard", "reproduction_record", "write_record"]
 
 #: The scorecard's columns.
 COLUMNS = ["paper", "claim_id", "figure", "claim", "test", "verdict", "detail", "data", "ours", "paper_value",
            "cause", "evidence", "experiment"]
-#: How the papers name themselves.
-PAPER_NAMES = {"cova": "COVA", "nerv": "NeRV", "dosnes": "DOSNES", "coembedding": "Heterogeneous co-embeddings",
-               "featmap": "featMAP"}
 
 
 def _data(claim: Mapping[str, Any], rows: pd.DataFrame) -> str:
     """Which data the verdict ran on: the datasets of the rows it used, the paper's own (the experiment's
     ``paper_data``) or substitutes (a fallback the plan put in place is named as such)."""
-    used = sorted(set(map(str, rows["dataset"]))) if "dataset" in rows else []
+    used = set(map(str, rows["dataset"])) if "dataset" in rows else set()
     if not used:
         return ""
-    own = set(claim.get("paper_data") or [])
-    fallbacks = claim.get("fallbacks") or {}
-    names = [f"{fallbacks[d]} (fallback for {d})" if d in fallbacks else d for d in used]
-    if all(d in own and d not in fallbacks for d in used):
-        return "paper's: " + ", ".join(names)
-    return "substitute: " + ", ".join(names)
+    origin, names = data_origin(used, claim.get("paper_data"), claim.get("fallbacks"))
+    return f"{origin}: " + ", ".join(names)
 
 
 def _gap_cause(claim: Mapping[str, Any], rows: pd.DataFrame) -> tuple[str, str] | None:
