@@ -112,6 +112,18 @@ def test_figures_of_the_ci_run(first_run):
     assert not failures, "\n".join(failures)
 
 
+def test_shell_command_lines_are_short(first_run):
+    """The console of the CI run shows no shell command line longer than 500 characters: the rules pass their JSON
+    parameters and file lists as argument files (results/params, read by the steps as @FILE)."""
+    console = sorted((first_run / ".snakemake/log").glob("*.snakemake.log"))[0].read_text()
+    commands = [line.removeprefix("Shell command: ") for line in console.splitlines()
+                if line.startswith("Shell command: python")]
+    assert len(commands) >= 2 * len(Plan(load_ci()).runs())  # every embed and score job at least
+    too_long = [c[:200] for c in commands if len(c) > 500]
+    assert not too_long, f"{len(too_long)} shell command lines over 500 characters, e.g. {too_long[:3]}"
+    assert sum("@results/params/" in c for c in commands) >= len(commands) // 2
+
+
 def test_every_job_leaves_a_benchmark_file_and_the_time_table_counts_them(first_run):
     """Each job of the run wrote its benchmark file; the time table sums them per rule (the per-rule job counts are
     those of the DAG), per experiment, and estimates the whole run's wall time."""

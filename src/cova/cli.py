@@ -22,6 +22,7 @@ log = logging.getLogger("cova")
 
 
 def _json(text: str) -> Any:
+    """A JSON option's value: the text of the option (or of its @FILE, which argparse reads)."""
     return json.loads(text) if text else {}
 
 
@@ -140,18 +141,30 @@ def cmd_score(a: argparse.Namespace) -> None:
     from .io import save_npz_atomic, write_text_atomic
     from .metrics.score import score_files
 
-    embedding = Embedding.load(a.embedding)
+    files = {"embedding": a.embedding, "out": a.out, "scatter": a.scatter, "per_point": a.per_point}
+    if a.run:  # a workflow run directory: its files by their fixed names, unless given one by one
+        run = Path(a.run)
+        defaults = {"embedding": "embedding.npz", "out": "scores.json", "scatter": "scatter.png",
+                    "per_point": "per_point.npz"}
+        files = {key: value or str(run / defaults[key]) for key, value in files.items()}
+    if not files["embedding"] or not files["out"]:
+        raise SystemExit("cova score: give --run RUN (a run directory), or --embedding and --out")
+    ids = _json(a.ids)
+    embedding = Embedding.load(files["embedding"])
     t0 = time.perf_counter()
     per_point: dict[str, Any] = {}
     inputs, scores = score_files(a.dataset, a.inputs, embedding, _json(a.metrics), per_point)
     log.info("scores in %.2f s: %s", time.perf_counter() - t0, scores)
-    if a.per_point:
-        save_npz_atomic(a.per_point, **per_point)
-    record = {**_json(a.ids), "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
+    if files["per_point"]:
+        save_npz_atomic(files["per_point"], **per_point)
+    record = {**ids, "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
               "status": embedding.status, **scores}
-    write_text_atomic(a.out, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    if a.scatter:  # the run's figure from the same process: one job start instead of two
-        _draw_scatter(inputs, embedding, record, a.title, a.scatter)
+    write_text_atomic(files["out"], json.dumps(record, indent=2, sort_keys=True) + "\n")
+    if files["scatter"]:  # the run's figure from the same process: one job start instead of two
+        title = a.title
+        if not title and {"dataset", "method_entry", "method"} <= set(ids):
+            title = f"{ids['dataset']}: {ids['method_entry']} ({ids['method']})"
+        _draw_scatter(inputs, embedding, record, title, files["scatter"])
 
 
 def _draw_scatter(inputs: Any, emb: Any, scores: dict[str, Any], title: str, out: str) -> None:
@@ -282,7 +295,11 @@ def cmd_record(a: argparse.Namespace) -> None:
 def cmd_fig1(a: argparse.Namespace) -> None:
     from .experiments.cova.fig1 import render_fig1
 
-    render_fig1(a.dataset, a.inputs, a.cova, a.cova_scores, a.tsne, a.tsne_scores, a.out)
+    def scores(option: str, embedding: str) -> str:  # the run's scores.json beside its embedding by default
+        return option or str(Path(embedding).with_name("scores.json"))
+
+    render_fig1(a.dataset, a.inputs, a.cova, scores(a.cova_scores, a.cova), a.tsne, scores(a.tsne_scores, a.tsne),
+                a.out)
 
 
 def cmd_check_config(a: argparse.Namespace) -> None:
@@ -296,48 +313,123 @@ def cmd_check_config(a: argparse.Namespace) -> None:
     log.info("%s is valid: %d datasets, %d runs", a.configfile, len(plan.config["datasets"]), len(plan.runs()))
 
 
-STEPS: dict[str, tuple[str, Any, list[str], dict[str, str]]] = {
-    # step: (help, function, required options, optional options with defaults)
-    "fetch": ("fetch and verify raw files into data/raw/{source}", cmd_fetch, ["spec", "dest"], {"mirrors": "[]"}),
-    "dataset": ("build data/processed/{dataset}.npz", cmd_dataset, ["name", "loader", "out"],
-                {"params": "{}", "raw": ""}),
-    "inputs": ("build W, R and prototypes", cmd_inputs, ["dataset", "spec", "out"], {"seed": "0"}),
+#: Marks an option without a default: the step needs it.
+REQUIRED = object()
+
+#: The help of the options that mean the same in every step that has them.
+COMMON_OPTIONS: dict[str, str] = {
+    "dataset": "the processed dataset (data/processed/{dataset}.npz, written by the dataset step)",
+    "inputs": "the inputs file of the dataset (results/{dataset}/{inputs_id}/inputs.npz, written by the inputs step)",
+    "csv": "the CSV table to write",
+    "html": "the HTML table to write",
+    "png": "the PNG figure to write",
+    "seed": "the random seed (an integer; default 0)",
+}
+
+#: step: (help, function, {option: (default or REQUIRED, help; empty for the COMMON_OPTIONS one)}). A JSON option
+#: takes the JSON text or @FILE, a file holding it on one line (what the Snakemake rules pass).
+STEPS: dict[str, tuple[str, Any, dict[str, tuple[Any, str]]]] = {
+    "fetch": ("fetch and verify raw files into data/raw/{source}", cmd_fetch, {
+        "spec": (REQUIRED, "JSON: a named source ({\"source\": ...}) or one file ({\"url\", \"sha256\"[, "
+                           "\"filename\"]})"),
+        "dest": (REQUIRED, "the directory to fetch into (data/raw/{source})"),
+        "mirrors": ("[]", "JSON list of local mirror directories searched before the URL (COVA_DATA_MIRROR adds "
+                          "one)")}),
+    "dataset": ("build data/processed/{dataset}.npz", cmd_dataset, {
+        "name": (REQUIRED, "the dataset's name in the configuration"),
+        "loader": (REQUIRED, "the loader (cova.datasets.LOADERS), e.g. digits, generic, h5ad"),
+        "out": (REQUIRED, "the processed dataset .npz to write"),
+        "params": ("{}", "JSON object of the loader's parameters"),
+        "raw": ("", "the directory of the fetched raw files, for loaders that read them")}),
+    "inputs": ("build W, R and prototypes", cmd_inputs, {
+        "dataset": (REQUIRED, ""),
+        "spec": (REQUIRED, "JSON: the inputs block of the configuration (features, W, cohorts, prototypes)"),
+        "out": (REQUIRED, "the inputs .npz to write"),
+        "seed": ("0", "")}),
     "posterior": ("fit the class-posterior model that SNeRV and PE share, on the labelled rows of the inputs",
-                  cmd_posterior, ["dataset", "inputs", "settings", "out"], {}),
-    "embed": ("run one method (with the class posterior of --posterior, if it uses one)", cmd_embed,
-              ["dataset", "inputs", "method", "out"], {"params": "{}", "seed": "0", "posterior": ""}),
-    "score": ("score one embedding (and draw its scatter plot with --scatter)", cmd_score,
-              ["dataset", "inputs", "embedding", "out"], {"metrics": "{}", "ids": "{}", "scatter": "", "title": "",
-                                                          "per-point": ""}),
-    "scatter": ("cohort scatter plot of one embedding", cmd_scatter,
-                ["dataset", "inputs", "embedding", "scores", "out"], {"title": ""}),
-    "table": ("aggregate scores.json files", cmd_table, ["csv", "html"], {}),
-    "datasets-table": ("summarise the processed datasets", cmd_datasets_table, ["info", "csv", "html"], {}),
+                  cmd_posterior, {
+        "dataset": (REQUIRED, ""), "inputs": (REQUIRED, ""),
+        "settings": (REQUIRED, "JSON object of the mixture settings (cova.cohorts.posterior)"),
+        "out": (REQUIRED, "the class posterior .npz to write")}),
+    "embed": ("run one method (with the class posterior of --posterior, if it uses one)", cmd_embed, {
+        "dataset": (REQUIRED, ""), "inputs": (REQUIRED, ""),
+        "method": (REQUIRED, "the method's registered name (cova.methods.METHODS), e.g. cova_e2, tsne, nerv"),
+        "out": (REQUIRED, "the embedding .npz to write"),
+        "params": ("{}", "JSON object of the method's parameters"),
+        "seed": ("0", ""),
+        "posterior": ("", "the class posterior .npz of the posterior step (SNeRV and PE only)")}),
+    "score": ("score one embedding and draw its scatter plot; --run RUN stands for the files of a workflow run "
+              "directory", cmd_score, {
+        "dataset": (REQUIRED, ""), "inputs": (REQUIRED, ""),
+        "run": ("", "a run directory: reads RUN/embedding.npz and writes RUN/scores.json, RUN/scatter.png and "
+                    "RUN/per_point.npz (the options below override each)"),
+        "embedding": ("", "the embedding .npz to score (required without --run)"),
+        "out": ("", "the scores .json to write (required without --run)"),
+        "metrics": ("{}", "JSON object of the measures and their settings (the configuration's metrics)"),
+        "ids": ("{}", "JSON object of the run's names copied into the scores record (dataset, inputs, method, ...)"),
+        "scatter": ("", "the scatter plot .png to write (none if empty)"),
+        "title": ("", "the scatter plot's title (default from --ids: 'dataset: entry (method)')"),
+        "per-point": ("", "the .npz of per-point scores to write (none if empty)")}),
+    "scatter": ("cohort scatter plot of one embedding", cmd_scatter, {
+        "dataset": (REQUIRED, ""), "inputs": (REQUIRED, ""),
+        "embedding": (REQUIRED, "the embedding .npz to draw"),
+        "scores": (REQUIRED, "its scores .json (the score step's), printed in the figure"),
+        "out": (REQUIRED, "the .png to write"),
+        "title": ("", "the figure's title")}),
+    "table": ("aggregate scores.json files", cmd_table, {"csv": (REQUIRED, ""), "html": (REQUIRED, "")}),
+    "datasets-table": ("summarise the processed datasets", cmd_datasets_table, {
+        "info": (REQUIRED, "JSON list of [name, loader, description], one per --datasets file"),
+        "csv": (REQUIRED, ""), "html": (REQUIRED, "")}),
     "experiment": ("render a paper figure/table from scored runs (and the figure as SVG too with --svg)",
-                   cmd_experiment, ["spec", "png", "csv", "html"], {"svg": ""}),
-    "study": ("the page of a study: its runs' scores and scatters, its protocols' figures", cmd_study,
-              ["spec", "html", "csv"], {}),
-    "gaps": ("table of our numbers far from the papers' and their causes", cmd_gaps, ["experiments", "csv", "html"],
-             {}),
-    "scorecard": ("every claim of the papers with its verdict on the experiment tables", cmd_scorecard,
-                  ["claims", "csv", "html"], {"about": ""}),
-    "record": ("the Markdown record of a scorecard (docs/reproduction.md)", cmd_record,
-               ["scorecard", "out", "commit", "date", "config"], {}),
-    "fig1": ("COVA Fig. 1 analogue", cmd_fig1,
-             ["dataset", "inputs", "cova", "cova-scores", "tsne", "tsne-scores", "out"], {}),
+                   cmd_experiment, {
+        "spec": (REQUIRED, "JSON: the experiment's spec from the plan (name, renderer, runs, caption, ...)"),
+        "png": (REQUIRED, ""), "csv": (REQUIRED, ""), "html": (REQUIRED, ""),
+        "svg": ("", "the figure as SVG too (none if empty)")}),
+    "study": ("the page of a study: its runs' scores and scatters, its protocols' figures", cmd_study, {
+        "spec": (REQUIRED, "JSON: the study's spec from the plan (name, experiments, runs)"),
+        "html": (REQUIRED, "the study page to write"), "csv": (REQUIRED, "the study's scores table to write")}),
+    "gaps": ("table of our numbers far from the papers' and their causes", cmd_gaps, {
+        "experiments": (REQUIRED, "JSON object: each reference experiment's name and its output files"),
+        "csv": (REQUIRED, ""), "html": (REQUIRED, "")}),
+    "scorecard": ("every claim of the papers with its verdict on the experiment tables", cmd_scorecard, {
+        "claims": (REQUIRED, "the claims .json (rule claims: every claim of the configured experiments)"),
+        "csv": (REQUIRED, ""), "html": (REQUIRED, ""),
+        "about": ("", "a sentence on the page's top, e.g. the configuration files of the run")}),
+    "record": ("the Markdown record of a scorecard (docs/reproduction.md)", cmd_record, {
+        "scorecard": (REQUIRED, "the scorecard .csv"),
+        "out": (REQUIRED, "the Markdown file to write"),
+        "commit": (REQUIRED, "the commit the run was made from"),
+        "date": (REQUIRED, "the date of the run (YYYY-MM-DD)"),
+        "config": (REQUIRED, "the configuration file of the run")}),
+    "fig1": ("COVA Fig. 1 analogue", cmd_fig1, {
+        "dataset": (REQUIRED, ""), "inputs": (REQUIRED, ""),
+        "cova": (REQUIRED, "the COVA run's embedding .npz"),
+        "cova-scores": ("", "the COVA run's scores .json (default: scores.json beside --cova)"),
+        "tsne": (REQUIRED, "the t-SNE run's embedding .npz"),
+        "tsne-scores": ("", "the t-SNE run's scores .json (default: scores.json beside --tsne)"),
+        "out": (REQUIRED, "the .png to write")}),
     "export": ("write embeddings with their row ids for other tools; each --out's suffix picks the format: .csv, "
                ".parquet (needs pyarrow), .h5ad (AnnData: a copy of an .h5ad source with obsm added)", cmd_export,
-               ["dataset"], {}),
-    "timings": ("per-rule and per-experiment time table and plot from the jobs' benchmark files", cmd_timings,
-                ["jobs", "plan", "csv", "html", "png"], {}),
+               {"dataset": (REQUIRED, "")}),
+    "timings": ("per-rule and per-experiment time table and plot from the jobs' benchmark files", cmd_timings, {
+        "jobs": (REQUIRED, "the directory of the jobs' benchmark files (results/benchmarks/jobs)"),
+        "plan": (REQUIRED, "the timing plan .json (rule timing_plan: which jobs make each experiment)"),
+        "csv": (REQUIRED, ""), "html": (REQUIRED, ""), "png": (REQUIRED, "")}),
     "check-config": ("check a configuration file (YAML syntax, overlay, schema, cross-references) without "
-                     "Snakemake; an overlay's base is looked up in --workdir", cmd_check_config, ["configfile"],
-                     {"workdir": "."}),
+                     "Snakemake; an overlay's base is looked up in --workdir", cmd_check_config, {
+        "configfile": (REQUIRED, "the configuration file to check"),
+        "workdir": (".", "the directory the configuration's relative paths start from")}),
 }
 
 
-#: Options that take one or more values, by step.
-LISTS = {"table": ["scores"], "datasets-table": ["datasets"], "export": ["inputs", "embedding", "name", "out"]}
+#: Options that take one or more values, by step, with their help.
+LISTS: dict[str, dict[str, str]] = {
+    "table": {"scores": "the scores .json files of the runs"},
+    "datasets-table": {"datasets": "the processed dataset .npz files"},
+    "export": {"inputs": "the inputs .npz: one for all embeddings or one per embedding",
+               "embedding": "the embedding .npz files", "name": "one name per embedding (obsm X_{name} in .h5ad)",
+               "out": "the files to write (.csv, .parquet or .h5ad)"},
+}
 
 
 def _positive_int(text: str) -> int:
@@ -347,19 +439,37 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def version() -> str:
+    """The installed package's version (importlib.metadata), or "unknown" when cova runs from a source tree that
+    was never installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("cova")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cova", description=__doc__)
+    p = argparse.ArgumentParser(prog="cova", description=__doc__, fromfile_prefix_chars="@",
+                                epilog="Any argument @FILE is replaced by the lines of FILE, one argument per line.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     p.add_argument("--threads", type=_positive_int, default=1,
                    help="threads of numba, BLAS and OpenMP (a Snakemake rule passes its {threads}; default 1)")
     sub = p.add_subparsers(dest="step", required=True)
-    for step, (help_text, func, required, optional) in STEPS.items():
-        s = sub.add_parser(step, help=help_text)
-        for name in required:
-            s.add_argument(f"--{name}", required=True)
-        for name, default in optional.items():
-            s.add_argument(f"--{name}", default=default, type=int if name == "seed" else str)
-        for name in LISTS.get(step, ()):
-            s.add_argument(f"--{name}", nargs="+", required=True)
+    for step, (help_text, func, options) in STEPS.items():
+        s = sub.add_parser(step, help=help_text, description=help_text)
+        for name, (default, option_help) in options.items():
+            option_help = option_help or COMMON_OPTIONS[name]
+            if default is REQUIRED:
+                s.add_argument(f"--{name}", required=True, help=option_help)
+            else:
+                s.add_argument(f"--{name}", default=default, type=int if name == "seed" else str,
+                               help=option_help if "default" in option_help or not default
+                               else f"{option_help} (default {default})")
+        for name, option_help in LISTS.get(step, {}).items():
+            s.add_argument(f"--{name}", nargs="+", required=True, help=f"{option_help} (@FILE: one per line)")
         s.set_defaults(func=func)
     return p
 

@@ -18,6 +18,31 @@ def as_json(obj):
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
+#: Where the rules' argument files go (see args_file).
+ARGS_DIR = "results/params"
+
+
+def args_file(*lines):
+    """The step arguments ``lines`` in a file, one per line, for ``--option @FILE`` (the steps read @FILE as
+    argparse's fromfile arguments): the shell line stays short. The file is written when the job's parameters are
+    evaluated and named by the digest of its content, so the rule's parameter (the path) changes whenever an
+    argument does (Snakemake's params rerun trigger) and concurrent writers write the same bytes."""
+    text = "".join(f"{line}\n" for line in lines)
+    path = Path(ARGS_DIR, hashlib.sha256(text.encode()).hexdigest()[:16] + ".txt")
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return str(path)
+
+
+def json_arg(obj):
+    """``obj`` as a JSON argument in an :func:`args_file` (compact JSON: one line)."""
+    return args_file(as_json(obj))
+
+
 def config_files():
     """The configuration files of this run, relative to the workflow (config.yaml when none is given)."""
     files = [os.path.relpath(f, workflow.basedir) for f in workflow.configfiles]

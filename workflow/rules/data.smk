@@ -14,10 +14,10 @@ rule fetch:
         mem_mb=1000,
         runtime=120,
     params:
-        spec=lambda wc: as_json(PLAN.fetch_spec(wc.raw)),
-        mirrors=as_json(PLAN.mirrors),
+        spec=lambda wc: json_arg(PLAN.fetch_spec(wc.raw)),
+        mirrors=lambda wc: json_arg(PLAN.mirrors),
     shell:
-        "python -m cova --threads {threads} fetch --spec {params.spec:q} --mirrors {params.mirrors:q}"
+        "python -m cova --threads {threads} fetch --spec @{params.spec} --mirrors @{params.mirrors}"
         " --dest data/raw/{wildcards.raw} 2> {log}"
 
 
@@ -37,11 +37,11 @@ rule dataset:
         runtime=30,
     params:
         loader=lambda wc: PLAN.dataset(wc.dataset)["loader"],
-        loader_params=lambda wc: as_json(PLAN.loader_params(wc.dataset)),
+        loader_params=lambda wc: json_arg(PLAN.loader_params(wc.dataset)),
         raw=lambda wc: PLAN.raw_dir_arg(wc.dataset),
     shell:
         "python -m cova --threads {threads} dataset --name {wildcards.dataset} --loader {params.loader}"
-        " --params {params.loader_params:q} {params.raw} --out {output} 2> {log}"
+        " --params @{params.loader_params} {params.raw} --out {output} 2> {log}"
 
 
 rule datasets_table:
@@ -65,7 +65,8 @@ rule datasets_table:
         mem_mb=8000,
         runtime=10,
     params:
-        info=as_json(PLAN.datasets_info()),
+        datasets=lambda wc, input: args_file(*input),
+        info=lambda wc: json_arg(PLAN.datasets_info()),
     shell:
-        "python -m cova --threads {threads} datasets-table --datasets {input} --info {params.info:q}"
+        "python -m cova --threads {threads} datasets-table --datasets @{params.datasets} --info @{params.info}"
         " --csv {output.csv} --html {output.html} 2> {log}"

@@ -42,10 +42,12 @@ rule export_h5ad:
         mem_mb=8000,
         runtime=60,
     params:
-        names=lambda wc: [name for _, _, name in export_runs(wc.dataset)],
+        inputs=lambda wc, input: args_file(*input.inputs),
+        embeddings=lambda wc, input: args_file(*input.embeddings),
+        names=lambda wc: args_file(*[name for _, _, name in export_runs(wc.dataset)]),
     shell:
-        "python -m cova export --dataset {input.data} --inputs {input.inputs} --embedding {input.embeddings}"
-        " --name {params.names:q} --out {output} 2> {log}"
+        "python -m cova export --dataset {input.data} --inputs @{params.inputs} --embedding @{params.embeddings}"
+        " --name @{params.names} --out {output} 2> {log}"
 
 
 rule export:

@@ -17,8 +17,8 @@ rule inputs:
         mem_mb=inputs_resource("mem_mb", 4000),
         runtime=inputs_resource("runtime", 60),
     params:
-        spec=lambda wc: as_json(PLAN.inputs_spec(wc.inputs_id)),
+        spec=lambda wc: json_arg(PLAN.inputs_spec(wc.inputs_id)),
         seed=PLAN.seed,
     shell:
-        "python -m cova --threads {threads} inputs --dataset {input} --spec {params.spec:q} --seed {params.seed}"
+        "python -m cova --threads {threads} inputs --dataset {input} --spec @{params.spec} --seed {params.seed}"
         " --out {output} 2> {log}"

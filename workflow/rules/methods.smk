@@ -19,10 +19,10 @@ rule posterior:
         mem_mb=4000,
         runtime=120,
     params:
-        settings=lambda wc: as_json(PLAN.posterior_settings[wc.posterior_id]),
+        settings=lambda wc: json_arg(PLAN.posterior_settings[wc.posterior_id]),
     shell:
         "python -m cova --threads {threads} posterior --dataset {input.data} --inputs {input.inputs}"
-        " --settings {params.settings:q} --out {output} 2> {log}"
+        " --settings @{params.settings} --out {output} 2> {log}"
 
 
 rule embed:
@@ -43,10 +43,10 @@ rule embed:
         mem_mb=method_resource("mem_mb", 4000),
         runtime=method_resource("runtime", 120),
     params:
-        method_params=lambda wc: as_json(PLAN.method_job(wc.method, wc.params_id).params),
+        method_params=lambda wc: json_arg(PLAN.method_job(wc.method, wc.params_id).params),
         seed=PLAN.seed,
         posterior=lambda wc, input: f"--posterior {input.posterior}" if input.posterior else "",
     shell:
         "python -m cova --threads {threads} embed --dataset {input.data} --inputs {input.inputs}"
-        " --method {wildcards.method} --params {params.method_params:q} --seed {params.seed} {params.posterior}"
+        " --method {wildcards.method} --params @{params.method_params} --seed {params.seed} {params.posterior}"
         " --out {output} 2> {log}"

@@ -24,8 +24,9 @@ rule score:
         mem_mb=4000,
         runtime=60,
     params:
-        metrics=lambda wc: as_json(PLAN.run_metrics(wc.dataset, wc.inputs_id, wc.method, wc.params_id)),
-        ids=lambda wc: as_json(
+        run=lambda wc, output: os.path.dirname(output.scores),
+        metrics=lambda wc: json_arg(PLAN.run_metrics(wc.dataset, wc.inputs_id, wc.method, wc.params_id)),
+        ids=lambda wc: json_arg(
             {
                 "dataset": wc.dataset,
                 "inputs": PLAN.inputs_name(wc.inputs_id),
@@ -35,11 +36,9 @@ rule score:
                 "params_id": wc.params_id,
             }
         ),
-        title=lambda wc: f"{wc.dataset}: {PLAN.method_job(wc.method, wc.params_id).entry} ({wc.method})",
     shell:
-        "python -m cova --threads {threads} score --dataset {input.data} --inputs {input.inputs}"
-        " --embedding {input.embedding} --metrics {params.metrics:q} --ids {params.ids:q} --out {output.scores}"
-        " --scatter {output.scatter} --title {params.title:q} --per-point {output.per_point} 2> {log}"
+        "python -m cova --threads {threads} score --dataset {input.data} --inputs {input.inputs} --run {params.run}"
+        " --metrics @{params.metrics} --ids @{params.ids} 2> {log}"
 
 
 rule scores_table:
@@ -67,8 +66,10 @@ rule scores_table:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        scores=lambda wc, input: args_file(*input),
     shell:
-        "python -m cova --threads {threads} table --scores {input} --csv {output.csv} --html {output.html} 2> {log}"
+        "python -m cova --threads {threads} table --scores @{params.scores} --csv {output.csv} --html {output.html} 2> {log}"
 
 
 rule timing_plan:

@@ -37,8 +37,7 @@ if FIG1:
             runtime=10,
         shell:
             "python -m cova --threads {threads} fig1 --dataset {input.data} --inputs {input.inputs}"
-            " --cova {input.cova} --cova-scores {input.cova_scores} --tsne {input.tsne} --tsne-scores {input.tsne_scores}"
-            " --out {output} 2> {log}"
+            " --cova {input.cova} --tsne {input.tsne} --out {output} 2> {log}"
 
 
 rule experiment:
@@ -73,10 +72,10 @@ rule experiment:
         mem_mb=lambda wc: PLAN.experiment_resources(wc.name).get("mem_mb", 4000),
         runtime=lambda wc: PLAN.experiment_resources(wc.name).get("runtime", 20),
     params:
-        spec=lambda wc: as_json(PLAN.experiment_spec(wc.name)),
+        spec=lambda wc: json_arg(PLAN.experiment_spec(wc.name)),
         about=lambda wc: experiment_facts(PLAN.experiment_spec(wc.name), PLAN.config["datasets"]),
     shell:
-        "python -m cova --threads {threads} experiment --spec {params.spec:q} --png {output.png} --csv {output.csv}"
+        "python -m cova --threads {threads} experiment --spec @{params.spec} --png {output.png} --csv {output.csv}"
         " --html {output.html} --svg {output.svg} 2> {log}"
 
 
@@ -101,9 +100,9 @@ rule paper_gaps:
         mem_mb=1000,
         runtime=5,
     params:
-        experiments=as_json(PLAN.reference_experiments()),
+        experiments=lambda wc: json_arg(PLAN.reference_experiments()),
     shell:
-        "python -m cova --threads {threads} gaps --experiments {params.experiments:q} --csv {output.csv}"
+        "python -m cova --threads {threads} gaps --experiments @{params.experiments} --csv {output.csv}"
         " --html {output.html} 2> {log}"
 
 

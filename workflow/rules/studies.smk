@@ -53,6 +53,6 @@ rule study:
         mem_mb=2000,
         runtime=10,
     params:
-        spec=lambda wc: as_json(PLAN.study_spec(wc.study)),
+        spec=lambda wc: json_arg(PLAN.study_spec(wc.study)),
     shell:
-        "python -m cova study --spec {params.spec:q} --html {output.html} --csv {output.csv} 2> {log}"
+        "python -m cova study --spec @{params.spec} --html {output.html} --csv {output.csv} 2> {log}"

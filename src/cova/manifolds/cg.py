@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..progress import Progress
+
 
 def jacobi_cg(W: sp.spmatrix, diag: np.ndarray, c: float, B: np.ndarray, tol: float,
                X0: np.ndarray | None = None) -> np.ndarray:
@@ -30,10 +32,13 @@ def jacobi_cg(W: sp.spmatrix, diag: np.ndarray, c: float, B: np.ndarray, tol: fl
     P = Zr.copy()
     rz = np.einsum("ij,ij->j", Rr, Zr)
     stop = tol * np.linalg.norm(B, axis=0)
+    progress = Progress(f"block Jacobi-CG, {B.shape[1]} columns", 20 * W.shape[0]).start()
     for _ in range(20 * W.shape[0]):
         live = np.linalg.norm(Rr, axis=0) > stop
         if not live.any():
+            progress.done()
             return X
+        progress.tick(unconverged_columns=int(live.sum()))
         MP = apply_m(P)
         a = np.divide(rz, np.einsum("ij,ij->j", P, MP), out=np.zeros_like(rz), where=live)
         X += a * P

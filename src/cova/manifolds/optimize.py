@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from ..progress import Progress, ticking
 from .base import FunctionManifold, Manifold, accepts_keyword
 
 log = logging.getLogger("cova")
@@ -85,7 +86,8 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
                                 max_iter: int = 1000, gtol: float = 1e-6, rank_check_every: int = 10,
                                 c1: float = 1e-4, step0: float = 1.0, min_step: float = 1e-20,
                                 callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
-                                verbose: bool = False, log_every: int = 100) -> OptimizeResult:
+                                verbose: bool = False, log_every: int = 100,
+                                progress: Progress | None = None) -> OptimizeResult:
     """Minimise f on a manifold by x_{i+1} = R_{x_i}(−γ·grad f(x_i)) (COVA Table F.1 / Eq. 19).
 
     Parameters
@@ -106,8 +108,10 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
         ``min_step`` the run stops. f is evaluated at the retracted point, i.e. the point actually kept, so the
         history is non-increasing.
     callback : ``callback(iteration, x, f, grad_norm)`` after every accepted step; a truthy return stops.
-    verbose, log_every : log progress on the "cova" logger every ``log_every`` iterations (INFO when verbose,
-        DEBUG otherwise).
+    verbose, log_every : log f and the gradient norm on the "cova" logger every ``log_every`` iterations (INFO
+        when verbose, DEBUG otherwise).
+    progress : the :class:`~cova.progress.Progress` to tick once per accepted step (a caller's, e.g.
+        :func:`sgd_batches`'); by default its own, which logs the progress lines with the elapsed time.
 
     When the run stops early after a step whose rank was not checked, one final ``retract(x, 0,
     check_rank=True)`` guarantees a full-rank result (it changes x only if x lost rank).
@@ -125,6 +129,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
     f = float(f)
     if not np.isfinite(f):
         raise ValueError("the objective is not finite at x0")
+    progress, own_progress = ticking(progress, "Riemannian gradient descent", max_iter)
     rg = manifold.project(x, g)
     gn = manifold.norm(x, rg)
     gn0 = gn
@@ -159,6 +164,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
         gn = manifold.norm(x, rg)
         history.append(f)
         n_iter = i + 1
+        progress.tick(f=f, grad=gn)
         if log_every and n_iter % log_every == 0:
             log.log(level, "iteration %d: f = %.10g, |grad| = %.3e (%.3e relative), step = %.3e",
                     n_iter, f, gn, gn / gn0 if gn0 > 0 else 0.0, step)
@@ -176,6 +182,8 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
     converged = gn <= gtol * gn0
     log.log(level, "gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
             n_iter, message, f, gn)
+    if own_progress:
+        progress.done(message, f=f)
     return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
                           message=message, step=step)
 
@@ -215,7 +223,8 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
                               exaggerated_grad: Callable[[np.ndarray], np.ndarray] | None = None,
                               exaggeration_iter: int = 0,
                               callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
-                              verbose: bool = False, log_every: int = 100) -> OptimizeResult:
+                              verbose: bool = False, log_every: int = 100,
+                              progress: Progress | None = None) -> OptimizeResult:
     """Minimise f on a manifold with t-SNE's fixed-step scheme (van der Maaten & Hinton 2008, Sec. 3.4).
 
     With the Riemannian gradient g_i = P_{x_i}(∇f(x_i)) and u the last update:
@@ -233,7 +242,8 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
     return NaN as the value then (the gradient must be exact). The rank check and the final rank check are as in
     :func:`riemannian_gradient_descent`; ``gtol`` is checked every iteration on the Riemannian gradient (``None``:
     never stop early); ``callback`` receives f = NaN at iterations where f was not evaluated. The run stops with a
-    message if the gradient becomes non-finite.
+    message if the gradient becomes non-finite. ``progress`` is ticked once per iteration with the gradient norm
+    (and f where it was evaluated), as in :func:`riemannian_gradient_descent`.
 
     Returns an :class:`OptimizeResult` whose ``history`` holds f at x0, at the log points and at the final x,
     ``fun`` f at the final x, and ``step`` the learning rate.
@@ -277,6 +287,7 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
         if not np.isfinite(f):
             raise ValueError("the objective is not finite at x0")
         gn = gn0 = float(np.linalg.norm(rg))
+        progress, own_progress = ticking(progress, "momentum gradient descent", max_iter)
         history = [f]
         have_value = True  # f belongs to the current x
         update = np.zeros_like(x)
@@ -303,6 +314,7 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
             if not np.isfinite(gn):
                 message = "the gradient became non-finite (learning rate too large?)"
                 break
+            progress.tick(**({"f": f} if need_value else {}), grad=gn)
             if need_value:
                 history.append(f)
                 log.log(level, "iteration %d: f = %.10g, |grad| = %.3e (%.3e relative), momentum = %.2f",
@@ -322,6 +334,8 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
         converged = bool(gtol is not None and gn <= gtol * gn0)
         log.log(level, "momentum gradient descent stopped after %d iterations: %s; f = %.10g, |grad| = %.3e",
                 n_iter, message, f, gn)
+        if own_progress:
+            progress.done(message, f=f)
         return OptimizeResult(x=x, fun=f, n_iter=n_iter, grad_norm=gn, history=history, converged=converged,
                               message=message, step=float(learning_rate))
 
@@ -358,15 +372,17 @@ def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.n
     history: list[float] = []
     n_iter = 0
     result: OptimizeResult | None = None
+    progress = Progress(f"SGD, {cycles} cycles of {n_batches} batches", cycles * n_batches * inner_iter).start()
     for cycle in range(cycles):
         perm = rng.permutation(n_samples)
         for batch in np.array_split(perm, n_batches):
             result = riemannian_gradient_descent(make_batch_problem(np.sort(batch)), x, max_iter=inner_iter,
-                                                 step0=step, **gd_kwargs)
+                                                 step0=step, progress=progress, **gd_kwargs)
             x, step = result.x, result.step
             history.extend(result.history)
             n_iter += result.n_iter
         log.debug("SGD cycle %d/%d done: last batch f = %.10g", cycle + 1, cycles, result.fun)
+    progress.done()
     if result is None:
         f, g = make_batch_problem(np.arange(n_samples))(x)
         return OptimizeResult(x=x, fun=float(f), n_iter=0, grad_norm=float("nan"), history=[float(f)],

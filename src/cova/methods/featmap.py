@@ -293,7 +293,7 @@ class FeatMAP(Embedder):
         edges = umap_edges(graph.P, n_epochs)
         rs = np.random.RandomState(int(self.random_state))
         Y0 = initial_layout(Z, edges, "spectral", rs)
-        Y = optimize_layout(Y0, edges, n_epochs, a, b, rng_state_from(rs), name=name, log_every=0)
+        Y = optimize_layout(Y0, edges, n_epochs, a, b, rng_state_from(rs), name=name)
         return np.ascontiguousarray(Y, dtype=np.float64)
 
     def _variation_embedding(self, smoothed: Future, d_var: int) -> np.ndarray:

@@ -39,6 +39,8 @@ import scipy.sparse.linalg
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
+from ..progress import Progress
+
 __all__ = ["DENSE_MAX", "TRIVIAL_TOL", "TIE_RTOL", "relation_margins", "scaled_svd", "relation_weights",
            "CoembeddingSVD", "coembedding_svd", "reduced_model", "neighbourhood_size", "mutual_knn_pairs",
            "gamma_objective", "GridSearchResult", "grid_search"]
@@ -579,14 +581,13 @@ def grid_search(R: Any, dim: int, etas1: Sequence[float], etas2: Sequence[float]
     pairs = _Pairs.of(*mutual_knn_pairs(R, kr, kc))
     etas = [(a, b) for a in e1 for b in e2]
     results: list[Any] = [None] * len(etas)
-    step = max(1, len(etas) // 10)
-    with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=int(n_threads)) as pool:
+    with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=int(n_threads)) as pool, \
+            Progress("co-embedding grid search over (eta1, eta2)", len(etas)) as progress:
         futures = {pool.submit(_eta_point, R, a, b, dim, xs, gs, pairs, kr, kc, solver, random_state): i
                    for i, (a, b) in enumerate(etas)}
-        for done, future in enumerate(as_completed(futures), start=1):
+        for future in as_completed(futures):
             results[futures[future]] = future.result()
-            if done % step == 0 or done == len(etas):
-                log.info("co-embedding grid search: %d/%d (eta1, eta2) points", done, len(etas))
+            progress.tick()
     if any(n_unit for _, n_unit in results):
         warnings.warn("singular values beyond the first equal 1: the relation is disconnected and the leading "
                       "components separate its blocks", stacklevel=2)

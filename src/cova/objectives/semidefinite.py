@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..progress import Progress
+
 __all__ = ["gram_embedding", "spe_gram", "lmvu_gram", "muhsic_gram", "SDP_SOLVER_OPTIONS"]
 
 #: SCS's settings for every programme here (SCS is deterministic for fixed data); ``eps`` is the tolerance of each
@@ -104,7 +106,8 @@ def _solve(problem, what: str, eps: float, max_iters: int | None = None) -> None
     import cvxpy as cp
 
     options = dict(SDP_SOLVER_OPTIONS) if max_iters is None else {**SDP_SOLVER_OPTIONS, "max_iters": int(max_iters)}
-    problem.solve(solver=cp.SCS, eps_abs=eps, eps_rel=eps, **options)
+    with Progress(f"{what}: one SCS solve of the semidefinite programme"):  # SCS's own log is too verbose
+        problem.solve(solver=cp.SCS, eps_abs=eps, eps_rel=eps, **options)
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise RuntimeError(f"{what}'s semidefinite programme was not solved (SCS status {problem.status!r})")
 

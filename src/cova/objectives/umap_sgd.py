@@ -41,14 +41,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..jit import cache_library_kernels
+from ..progress import Progress
 from .anisotropic import AnisotropicTerm, edge_gradient, epoch_statistics
 
-__all__ = ["EdgeList", "umap_edges", "initial_layout", "rng_state_from", "optimize_layout", "LOG_EVERY"]
+__all__ = ["EdgeList", "umap_edges", "initial_layout", "rng_state_from", "optimize_layout"]
 
 log = logging.getLogger("cova")
 
-#: The layout logs one line every this many epochs.
-LOG_EVERY = 50
 #: umap-learn's bounds of the seed drawn for its random stream.
 _INT32_MIN = np.iinfo(np.int32).min + 1
 _INT32_MAX = np.iinfo(np.int32).max - 1
@@ -225,16 +224,15 @@ def _epoch(Y, head, tail, n_vertices, epochs_per_sample, a, b, rng_state_per_sam
 
 def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: float, rng_state: np.ndarray, *,
                     learning_rate: float = 1.0, negative_sample_rate: int = 5, gamma: float = 1.0,
-                    anisotropic: AnisotropicTerm | None = None, log_every: int = LOG_EVERY,
-                    name: str = "layout") -> np.ndarray:
+                    anisotropic: AnisotropicTerm | None = None, name: str = "layout") -> np.ndarray:
     """Run ``n_epochs`` epochs of UMAP's SGD (featMAP's with ``anisotropic``) from ``Y`` and return the layout
     (float32, (m, dim); ``Y`` is copied, not modified).
 
     ``anisotropic.frames`` may be a :class:`concurrent.futures.Future`: it is waited for only when the term switches
     on, so the embedded frames can be computed while the first epochs run.
     ``rng_state``: the 3 int64 words of the negative-sampling stream (:func:`rng_state_from`). Each vertex gets its
-    own stream seeded from it and the bits of its first initial coordinate (umap-learn's rule). One log line every
-    ``log_every`` epochs (and when the anisotropic term switches on).
+    own stream seeded from it and the bits of its first initial coordinate (umap-learn's rule). The epochs report to
+    a :class:`~cova.progress.Progress` named ``name`` (and a line says when the anisotropic term switches on).
     """
     Y = np.array(Y, dtype=np.float32, order="C", copy=True)
     if Y.ndim != 2 or Y.shape[0] != edges.n_vertices:
@@ -266,6 +264,7 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     tail = edges.tail.astype(np.int64)
     alpha = float(learning_rate)
     was_on = False
+    progress = Progress(f"{name}: UMAP epochs", n_epochs).start()
     for n in range(n_epochs):
         corr_on = anisotropic is not None and anisotropic.active(n, n_epochs)
         if corr_on:
@@ -282,8 +281,8 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
                epochs_per_negative_sample, epoch_of_next_negative_sample, epoch_of_next_sample, n,
                corr_on, corr_scale, edges.weight, frames, W, R, corr_weight, corr_std)
         alpha = float(learning_rate) * (1.0 - float(n) / float(n_epochs))
-        if log_every and (n + 1) % log_every == 0:
-            log.info("%s: epoch %d / %d", name, n + 1, n_epochs)
+        progress.tick()
+    progress.done()
     if not np.all(np.isfinite(Y)):
         raise FloatingPointError(f"{name}: the layout diverged (non-finite coordinates)")
     return Y

@@ -53,6 +53,7 @@ from threadpoolctl import threadpool_limits
 from ...affinity.knn import nearest_neighbors
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, integer
 from ...inputs import Inputs
+from ...progress import Progress
 from ..base import Embedder, supervised_arrays
 
 __all__ = ["Adam", "DeepEmbedding", "forward", "he_init", "pair_loss_and_grad"]
@@ -249,7 +250,8 @@ class DeepEmbedding(Embedder):
         B = int(self.batch_size)
         margin = float(self.margin)
         losses = np.empty(int(self.n_epochs))
-        with threadpool_limits(limits=1, user_api="blas"):  # thread-independent rounding (module docstring)
+        with threadpool_limits(limits=1, user_api="blas"), \
+                Progress("deep embedding Adam epochs", int(self.n_epochs)) as progress:  # thread-independent rounding
             for epoch in range(int(self.n_epochs)):
                 a, b, similar = sampler.draw(rng)
                 total = 0.0
@@ -258,6 +260,7 @@ class DeepEmbedding(Embedder):
                     opt.step(grads)
                     total += loss * min(B, a.size - s)
                 losses[epoch] = total / a.size
+                progress.tick(loss=float(losses[epoch]))
         self.params_ = [p.astype(np.float64) for p in params]
         self.loss_ = losses
         self.n_iter_ = opt.t

@@ -64,6 +64,7 @@ from ...affinity.reconstruction import reconstruction_weights
 from ...checks import check_matrix
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
 from ...inputs import Inputs
+from ...progress import Progress
 from ..base import Embedder
 
 log = logging.getLogger("cova")
@@ -168,9 +169,12 @@ def fit_mfa(X: np.ndarray, n_mixtures: int, n_factors: int, *, max_iter: int = 2
     lls: list[float] = []
     converged = False
     n_iter = 0
+    progress = Progress(f"LLC: EM for a mixture of {K} factor analysers", int(max_iter)).start()
     for it in range(int(max_iter) + 1):
         r, z, M_inv, ll = _e_step(X, weights, means, loadings, noise)
         lls.append(float(ll.sum()))
+        if it > 0:
+            progress.tick(log_likelihood=lls[-1])
         if it > 0 and (lls[-1] - lls[-2]) < tol * N:
             converged = True
             break
@@ -192,6 +196,7 @@ def fit_mfa(X: np.ndarray, n_mixtures: int, n_factors: int, *, max_iter: int = 2
         loadings, means = Lt[:, :, :d].copy(), Lt[:, :, d].copy()
         weights = Nk / N
         n_iter += 1
+    progress.done("converged" if converged else "", log_likelihood=lls[-1])
     return MixtureOfFactorAnalysers(weights, means + offset, loadings, noise, lls, n_iter, converged)
 
 

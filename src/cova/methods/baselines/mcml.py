@@ -30,6 +30,7 @@ import numpy as np
 from ...affinity.dense import pca_reduce
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED_OR_NONE
 from ...inputs import Inputs
+from ...progress import Progress
 from ..base import Embedder, check_size
 
 __all__ = ["MCML", "mcml_objective", "target_distribution", "project_psd"]
@@ -143,6 +144,7 @@ class MCML(Embedder):
         t = self.step0 * np.linalg.norm(A) / max(np.linalg.norm(G), 1e-300)
         history = [f]
         it = 0
+        progress = Progress("MCML projected gradient", int(self.max_iter)).start()
         for it in range(1, int(self.max_iter) + 1):
             while True:
                 A_new = project_psd(A - t * G)
@@ -155,8 +157,10 @@ class MCML(Embedder):
             A, f, G = A_new, f_new, G_new
             history.append(f)
             t *= 2.0
+            progress.tick(f=f)
             if decrease <= self.tol * max(abs(f), 1.0):
                 break
+        progress.done(f=f)
         w, V = np.linalg.eigh(0.5 * (A + A.T))
         order = np.argsort(w)[::-1][: self.n_components]
         proj = V[:, order] * np.sqrt(np.maximum(w[order], 0.0))

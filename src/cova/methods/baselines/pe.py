@@ -31,6 +31,7 @@ from scipy.special import logsumexp
 from ...constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
 from ...constraints import POSITIVE as POSITIVE_REAL
 from ...inputs import Inputs
+from ...progress import Progress
 from ..base import Embedder, UsesClassPosterior, check_size, supervised_arrays
 
 __all__ = ["ParametricEmbedding", "pe_cost_and_grad"]
@@ -125,8 +126,9 @@ class ParametricEmbedding(UsesClassPosterior, Embedder):
             cost, gY, gPhi = pe_cost_and_grad(Y, Phi, P, log_prior)
             return cost, np.concatenate([gY.ravel(), gPhi.ravel()])
 
-        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": int(self.max_iter), "gtol": float(self.tol)})
+        with Progress("PE L-BFGS", int(self.max_iter)) as progress:
+            res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+                           options={"maxiter": int(self.max_iter), "gtol": float(self.tol)}, callback=progress.callback)
         self.embedding_ = res.x[:n * d].reshape(n, d).copy()
         self.class_points_ = res.x[n * d:].reshape(C, d).copy()
         self.cost_ = float(res.fun)

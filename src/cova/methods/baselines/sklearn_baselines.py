@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
 from ...inputs import Inputs
 from ...jit import cache_library_kernels
+from ...progress import Progress
 from ..base import Embedder, check_size
 
 
@@ -409,13 +410,14 @@ class UMAPLayout(Embedder):
         cache_library_kernels("umap")
         self._validate_params()
         k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
-        est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,
-                        n_components=int(self.n_components), n_epochs=self.n_epochs,
-                        random_state=int(self.random_state), n_jobs=1, transform_seed=int(self.random_state),
-                        **self._umap_options())
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
-            Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))
+        with Progress(f"{type(self).__name__} (umap-learn)") as progress:
+            est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,
+                            n_components=int(self.n_components), n_epochs=self.n_epochs,
+                            random_state=int(self.random_state), n_jobs=1, transform_seed=int(self.random_state),
+                            tqdm_kwds=progress.tqdm_kwds(), **self._umap_options())
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*n_jobs.*overridden.*")
+                Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))
         self.embedding_ = _as_embedding(Z)
         self.umap_ = est
         return self

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions
 from ...inputs import Inputs
 from ...objectives.code import CodeNLL, code_parameter_sizes, split_code_parameters
+from ...progress import Progress
 from ..base import Embedder, check_size, relation_matrix
 
 __all__ = ["CODE", "code_embedding"]
@@ -41,11 +42,13 @@ def code_embedding(P: np.ndarray, n_components: int = 2, model: str = "joint", n
     fun = CodeNLL(P, k, model)
     best = None
     logliks, starts, messages = [], [], []
+    progress = Progress(f"CODE conjugate gradient, {int(n_restarts)} restarts", int(n_restarts) * int(max_iter))
+    progress.start()
     for _ in range(int(n_restarts)):
         x0 = rng.uniform(-1.0, 1.0, size)
         f0, g0 = fun(x0)
         gtol = float(tol) * float(np.max(np.abs(g0)))
-        res = scipy.optimize.minimize(fun, x0, jac=True, method="CG",
+        res = scipy.optimize.minimize(fun, x0, jac=True, method="CG", callback=progress.callback,
                                       options={"maxiter": int(max_iter), "gtol": gtol, "norm": np.inf})
         x, f = (res.x, float(res.fun)) if res.fun <= f0 else (x0, f0)
         logliks.append(-f)
@@ -54,6 +57,7 @@ def code_embedding(P: np.ndarray, n_components: int = 2, model: str = "joint", n
         if best is None or -f > best[0]:
             best = (-f, x, int(res.nit))
     assert best is not None
+    progress.done(loglik=best[0])
     phi, psi, a, b = split_code_parameters(best[1], m, n, k, model)
     return {"phi": phi.copy(), "psi": psi.copy(), "a": None if a is None else a.copy(),
             "b": None if b is None else b.copy(), "loglik": best[0], "n_iter": best[2],

@@ -42,6 +42,7 @@ from ...constraints import (
     StrOptions,
 )
 from ...objectives.lmds import lmds_cost, lmds_updates, neighbourhood_radii
+from ...progress import Progress
 from ..base import Embedder, check_size
 
 __all__ = ["LMDS", "CCA", "CDA", "DEFAULT_MAX_SAMPLES"]
@@ -150,10 +151,14 @@ class LMDS(Embedder):
         T = int(self.n_iter_per_point) * n
         r0 = float(self.radius_factor) * float(D.max())
         lam = self._lam()
-        chunk = 1 << 20  # draw the point order in chunks: O(chunk) memory whatever T
-        for t0 in range(0, T, chunk):
-            order = rng.integers(0, n, size=min(chunk, T - t0))
-            lmds_updates(Y, D, rho, order, t0, T, float(self.alpha0), r0, lam)
+        # the point order in chunks: O(chunk) memory whatever T, and a progress tick per n point updates (one sweep)
+        chunk = min(1 << 20, max(n, 1))
+        with Progress(f"{type(self).__name__} stochastic pair updates, sweeps of {n} points", -(-T // chunk)) \
+                as progress:
+            for t0 in range(0, T, chunk):
+                order = rng.integers(0, n, size=min(chunk, T - t0))
+                lmds_updates(Y, D, rho, order, t0, T, float(self.alpha0), r0, lam)
+                progress.tick()
         self.embedding_ = np.ascontiguousarray(Y)
         self.rho_ = rho
         self.distance_scale_ = scale

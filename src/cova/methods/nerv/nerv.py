@@ -46,6 +46,7 @@ from ...affinity.distances import mean_scaled_distances
 from ...affinity.perplexity import calibrate_precisions, log_conditional_probabilities
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
 from ...objectives.nerv import joint_log_probabilities, nerv_objective, tnerv_objective
+from ...progress import Progress
 from ..base import Embedder, check_size
 
 __all__ = ["NeRV", "TNeRV", "DEFAULT_MAX_SAMPLES"]
@@ -151,7 +152,8 @@ class _NeRVBase(Embedder):
         np.fill_diagonal(P, 0.0)
         return P, lp
 
-    def _phase(self, Y: np.ndarray, D2: np.ndarray, beta: np.ndarray, steps: int) -> tuple[np.ndarray, float]:
+    def _phase(self, Y: np.ndarray, D2: np.ndarray, beta: np.ndarray, steps: int,
+               progress: Progress) -> tuple[np.ndarray, float]:
         P, lp = self._targets(D2, beta)
         n, d = Y.shape
         lam = float(self.lam)
@@ -167,7 +169,8 @@ class _NeRVBase(Embedder):
 
         if steps == 0:
             return Y, fun(Y.ravel())[0]
-        res = minimize(fun, Y.ravel(), jac=True, method="CG", options={"maxiter": steps, "gtol": _GTOL})
+        res = minimize(fun, Y.ravel(), jac=True, method="CG", options={"maxiter": steps, "gtol": _GTOL},
+                       callback=progress.callback)
         return res.x.reshape(n, d), float(res.fun)
 
     # -- fit -------------------------------------------------------------------------------------------
@@ -182,9 +185,12 @@ class _NeRVBase(Embedder):
         beta_final = calibrate_precisions(D2, self.n_neighbors)
         Y = self._initial(X, scale, n)
         self.n_evaluations_ = 0
-        for beta in self._schedule(D, beta_final):
-            Y, _ = self._phase(Y, D2, beta, int(self.cg_steps))
-        Y, cost = self._phase(Y, D2, beta_final, int(self.cg_steps_final))
+        schedule = self._schedule(D, beta_final)
+        total = len(schedule) * int(self.cg_steps) + int(self.cg_steps_final)
+        with Progress(f"{type(self).__name__} conjugate gradient", total) as progress:
+            for beta in schedule:
+                Y, _ = self._phase(Y, D2, beta, int(self.cg_steps), progress)
+            Y, cost = self._phase(Y, D2, beta_final, int(self.cg_steps_final), progress)
         self.embedding_ = np.ascontiguousarray(Y)
         self.sigma_ = 1.0 / np.sqrt(beta_final)
         self.distance_scale_ = scale

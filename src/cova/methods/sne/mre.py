@@ -29,6 +29,7 @@ from ...affinity.dense import conditional_affinities, pca_reduce
 from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED
 from ...inputs import Inputs
 from ...objectives.kl import sne_kl_and_gradient
+from ...progress import Progress
 from ..base import Embedder, check_size, supervised_arrays
 from .sne import TSNE_ALTERNATIVE, _init
 
@@ -113,7 +114,9 @@ class MRE(Embedder):
             cost, gY, gr = mre_cost_and_grad(theta[:l * k].reshape(l, k), theta[l * k:], P_data, P_class, labelled)
             return cost, np.concatenate([gY.ravel(), gr])
 
-        res = minimize(fun, theta0, jac=True, method="L-BFGS-B", options={"maxiter": int(self.max_iter)})
+        with Progress("MRE L-BFGS", int(self.max_iter)) as progress:
+            res = minimize(fun, theta0, jac=True, method="L-BFGS-B", options={"maxiter": int(self.max_iter)},
+                           callback=progress.callback)
         self.embedding_ = res.x[:l * k].reshape(l, k).copy()
         self.class_scales_ = res.x[l * k:].copy()
         self.cost_ = float(res.fun)

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
 from ...inputs import Inputs
+from ...progress import Progress
 from ..base import Embedder
 
 #: openTSNE's parameter name -> the estimator attribute passed as it (shared by :class:`TSNE` and
@@ -40,8 +41,10 @@ def opentsne_fit(estimator: Embedder, P, init: np.ndarray) -> Embedder:
     """Run openTSNE on the given joint affinities ``P`` (sparse, renormalised to unit sum by openTSNE) from ``init``
     with the estimator's :data:`OPENTSNE_PARAMS`; set ``embedding_`` (float64, C-contiguous) and ``kl_divergence_``
     on the estimator and return it."""
-    tsne = openTSNE.TSNE(**{name: getattr(estimator, attr) for name, attr in OPENTSNE_PARAMS.items()})
-    embedding = tsne.fit(affinities=PrecomputedAffinities(P, normalize=True), initialization=init)
+    with Progress(f"{type(estimator).__name__} (openTSNE)") as progress:
+        tsne = openTSNE.TSNE(**{name: getattr(estimator, attr) for name, attr in OPENTSNE_PARAMS.items()},
+                             **progress.opentsne_callback())
+        embedding = tsne.fit(affinities=PrecomputedAffinities(P, normalize=True), initialization=init)
     estimator.embedding_ = np.ascontiguousarray(np.asarray(embedding), dtype=np.float64)
     estimator.kl_divergence_ = float(embedding.kl_divergence)
     return estimator
