@@ -47,12 +47,13 @@ def test_a_step_in_the_server_behaves_as_in_a_fresh_interpreter(server, tmp_path
     assert fresh.stderr.split("ERROR", 1)[1] == served.stderr.split("ERROR", 1)[1]  # relative to the client's cwd
     report = tmp_path / "threads.json"
     env = {**os.environ, jobserver.ENV: server, "COVA_THREADS_REPORT": str(report)}
-    ok = _python(["--threads", "1", "check-config", "--configfile", str(ROOT / "config/demo.yaml")], env, tmp_path)
+    demo = ["check-config", "--configfile", str(ROOT / "config/demo.yaml"), "--workdir", str(ROOT)]  # an overlay
+    ok = _python(["--threads", "1", *demo], env, tmp_path)
     assert ok.returncode == 0 and "is valid" in ok.stderr
     threads = json.loads(report.read_text())
     assert threads["numba"] == 1 and threads["pools"] and all(p["num_threads"] == 1 for p in threads["pools"])
     # the next step gets its own limits, not the last step's: every child starts from the server's state
-    two = _python(["--threads", "2", "check-config", "--configfile", str(ROOT / "config/demo.yaml")], env, tmp_path)
+    two = _python(["--threads", "2", *demo], env, tmp_path)
     threads = json.loads(report.read_text())
     assert two.returncode == 0 and threads["numba"] == 2 and all(p["num_threads"] == 2 for p in threads["pools"])
     helped = _python(["--help"], {**os.environ, jobserver.ENV: server}, tmp_path)

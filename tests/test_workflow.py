@@ -69,7 +69,7 @@ def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> s
 @pytest.fixture(scope="module")
 def first_run(tmp_path_factory):
     workdir = make_workdir(tmp_path_factory.mktemp("run1"))
-    snakemake(workdir, "--configfile", "config/ci.yaml")
+    snakemake(workdir, "--printshellcmds", "--configfile", "config/ci.yaml")  # as the project's profile does
     return workdir
 
 
