@@ -114,3 +114,24 @@ def test_interval_by_iterations_and_seconds(caplog, monkeypatch):
     with pytest.raises(ValueError, match="iterations >= 1"):
         with progress_interval(1.0, 0):
             pass
+
+
+#: methods run by a library that prints its own progress (verbose): parameters with few iterations, line prefix
+LIBRARY_PRINTS = {
+    "tsne_sklearn": ({"max_iter": 260, "perplexity": 5}, "t-SNE (scikit-learn)"),
+    "mds": ({"max_iter": 5}, "MDS (scikit-learn SMACOF)"),
+    "nca": ({"max_iter": 5}, "NCA (scikit-learn)"),
+    "trimap": ({"n_iters": 10, "n_inliers": 5}, "TriMap"),
+    "pacmap": ({"num_iters": 10, "n_neighbors": 5}, "PaCMAP"),
+}
+
+
+@pytest.mark.parametrize("method", sorted(LIBRARY_PRINTS))
+def test_a_librarys_own_progress_output_reaches_the_log(method, blobs, caplog, capsys):
+    """What the library prints on stdout becomes the method's progress lines (with the elapsed time), not console
+    output."""
+    params, name = LIBRARY_PRINTS[method]
+    lines = [m for m in _progress_lines(caplog, method, params, blobs) if m.startswith(name)]
+    shown = [m for m in lines if re.search(r"\(\d+\.\d s\)$", m)]
+    assert len(shown) >= 2 and any("done" in m for m in lines), lines
+    assert capsys.readouterr().out == ""

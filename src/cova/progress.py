@@ -3,7 +3,9 @@
 A :class:`Progress` logs on the "cova" logger (INFO, which ``python -m cova`` sends to the job's log file) a line
 when it starts, a line whenever :data:`INTERVAL` seconds or iterations have passed since its last line, and a line
 when it ends, each with the elapsed time. A loop calls :meth:`Progress.tick` once per iteration; a library's
-callback (scipy's ``minimize``, openTSNE's ``callbacks``, umap-learn's epoch loop) calls it too; a single solver
+callback (scipy's ``minimize``, openTSNE's ``callbacks``, umap-learn's epoch loop) calls it too; a library that
+only prints its progress (scikit-learn's ``verbose``, TriMap, PaCMAP) has its lines logged through
+:meth:`Progress.library_output`; a single solver
 call without iterations of its own (cvxpy) is timed by ``with Progress(...)`` alone. An inner solver handed the
 caller's Progress (``progress=``) ticks it instead of starting its own, so that nested loops give one sequence of
 lines.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -59,7 +61,7 @@ class Progress:
         self.what, self.total = what, total
         self.iteration = 0
         self.t0 = self._last_t = time.perf_counter()
-        self._last_i = 0
+        self._last_i = self._lines = 0
         self._started = False
 
     def start(self) -> "Progress":
@@ -103,6 +105,25 @@ class Progress:
         return {"disable": False, "file": _TqdmLines(self.what), "mininterval": INTERVAL.seconds, "miniters": 1,
                 "bar_format": f"{unit} {{n_fmt}}/{{total_fmt}}, {{elapsed_s:.1f}} s"}
 
+    def line(self, text: str) -> None:
+        """One line of a library's own progress output (:meth:`library_output`): a tick, logged with its text when
+        the interval has passed (and always the first)."""
+        self._lines += 1
+        now = time.perf_counter()
+        if self._lines == 1 or self._lines - self._last_i >= INTERVAL.iterations \
+                or now - self._last_t >= INTERVAL.seconds:
+            log.info("%s: %s (%.1f s)", self.what, text, now - self.t0)
+            self._last_i, self._last_t = self._lines, now
+
+    @contextmanager
+    def library_output(self) -> Iterator[None]:
+        """Within the block, what a library prints on stdout (its ``verbose`` output: scikit-learn's t-SNE, MDS and
+        NCA, TriMap, PaCMAP) becomes this Progress's lines (:meth:`line`) instead of reaching the console."""
+        stream = _LibraryLines(self)
+        with redirect_stdout(stream):  # type: ignore[type-var]
+            yield
+        stream.close()
+
     def done(self, message: str = "", **values: Any) -> None:
         after = f" after {self.iteration} iterations" if self.iteration else ""
         log.info("%s: done%s in %.1f s%s%s", self.what, after, self.elapsed, f" ({message})" if message else "",
@@ -117,6 +138,30 @@ class Progress:
         else:
             log.info("%s: stopped by %s after %d iterations in %.1f s", self.what, kind.__name__, self.iteration,
                      self.elapsed)
+
+
+class _LibraryLines:
+    """A text stream for ``redirect_stdout``: each complete, non-empty line it receives is one
+    :meth:`Progress.line`."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress, self._pending = progress, ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            if line.strip():
+                self.progress.line(line.strip())
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self._pending.strip():
+            self.progress.line(self._pending.strip())
+        self._pending = ""
 
 
 class _TqdmLines:

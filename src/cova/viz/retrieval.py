@@ -118,7 +118,7 @@ def measure_panels_figure(table: pd.DataFrame, curves: dict[int, dict[str, Any]]
                     ax.plot(sign * gg[xk], sign * gg[yk], "-", color=st["color"], lw=1.2, alpha=0.8)
                     ax.scatter(sign * gg[xk], sign * gg[yk], s=10, color=st["color"], marker=st["marker"])
                     for e in (gg.iloc[0], gg.iloc[-1]):
-                        ax.annotate(f"λ={e['lam']:g}", (sign * e[xk], sign * e[yk]), fontsize=6,
+                        ax.annotate(f"λ = {e['lam']:g}", (sign * e[xk], sign * e[yk]), fontsize=6,
                                     color=st["color"])
                 sel = gg[gg.selected]
                 ax.scatter(sign * sel[xk], sign * sel[yk], s=40, color=st["color"], marker=st["marker"],

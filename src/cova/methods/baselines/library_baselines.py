@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 from ...inputs import Inputs
 from ...objectives.threads import one_numba_thread
+from ...progress import Progress
 from ..base import Embedder
 from .sklearn_baselines import UMAPLayout, _as_embedding, _check_neighbors
 
@@ -92,8 +93,9 @@ class SklearnTSNE(Embedder):
         est = _SkTSNE(n_components=int(self.n_components), perplexity=float(self.perplexity),
                       early_exaggeration=float(self.early_exaggeration), learning_rate=self.learning_rate,
                       max_iter=int(self.max_iter), init=self.init, angle=float(self.angle), method="barnes_hut",
-                      n_jobs=int(self.n_jobs), random_state=int(self.random_state))
-        with threadpool_limits(limits=1, user_api="openmp"):
+                      n_jobs=int(self.n_jobs), random_state=int(self.random_state), verbose=2)
+        with threadpool_limits(limits=1, user_api="openmp"), Progress("t-SNE (scikit-learn)") as progress, \
+                progress.library_output():
             self.embedding_ = _as_embedding(est.fit_transform(X))
         self.kl_divergence_ = float(est.kl_divergence_)
         return self
@@ -222,11 +224,11 @@ class TriMap(Embedder):
         l = X.shape[0]
         if self.n_inliers >= l - 1:
             raise ValueError(f"n_inliers must be < l − 1 = {l - 1} (l = number of samples), got {self.n_inliers}")
-        est = trimap.TRIMAP(n_dims=int(self.n_components), n_inliers=int(self.n_inliers),
-                            n_outliers=int(self.n_outliers), n_random=int(self.n_random), distance=self.distance,
-                            weight_temp=float(self.weight_temp), lr=float(self.lr), n_iters=int(self.n_iters),
-                            apply_pca=bool(self.apply_pca))
-        with _seeded_numba(int(self.random_state)):
+        with _seeded_numba(int(self.random_state)), Progress("TriMap") as progress, progress.library_output():
+            est = trimap.TRIMAP(n_dims=int(self.n_components), n_inliers=int(self.n_inliers),
+                                n_outliers=int(self.n_outliers), n_random=int(self.n_random), distance=self.distance,
+                                weight_temp=float(self.weight_temp), lr=float(self.lr), n_iters=int(self.n_iters),
+                                apply_pca=bool(self.apply_pca), verbose=True)  # it prints its settings here
             Z = est.fit_transform(X)
         self.embedding_ = _as_embedding(Z)
         return self
@@ -286,11 +288,12 @@ class PaCMAP(Embedder):
         level = logger.level
         logger.setLevel(logging.ERROR)  # it warns on every seeded run that a random state is set
         try:
-            est = pacmap.PaCMAP(n_components=int(self.n_components), n_neighbors=k, MN_ratio=float(self.MN_ratio),
-                                FP_ratio=float(self.FP_ratio), distance=self.distance, lr=float(self.lr),
-                                num_iters=(100, 100, int(self.num_iters)), apply_pca=bool(self.apply_pca),
-                                random_state=int(self.random_state))
-            with one_numba_thread():
+            with one_numba_thread(), Progress("PaCMAP") as progress, progress.library_output():
+                est = pacmap.PaCMAP(n_components=int(self.n_components), n_neighbors=k,
+                                    MN_ratio=float(self.MN_ratio), FP_ratio=float(self.FP_ratio),
+                                    distance=self.distance, lr=float(self.lr),
+                                    num_iters=(100, 100, int(self.num_iters)), apply_pca=bool(self.apply_pca),
+                                    random_state=int(self.random_state), verbose=True)
                 Z = est.fit_transform(X, init=self.init)
         finally:
             logger.setLevel(level)
@@ -338,7 +341,7 @@ class HNNE(Embedder):
         est = hnne.HNNE(n_components=int(self.n_components), metric=self.metric, radius=float(self.radius),
                         ann_threshold=int(self.ann_threshold), preliminary_embedding=self.preliminary_embedding,
                         random_state=int(self.random_state))
-        with one_numba_thread():
+        with one_numba_thread(), Progress("h-NNE (hnne; its hierarchy is built in one call)"):
             Z = est.fit_transform(X)
         self.embedding_ = _as_embedding(Z)
         return self

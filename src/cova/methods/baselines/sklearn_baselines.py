@@ -249,8 +249,9 @@ class MDS(Embedder):
         check_size(l, self.max_samples, "MDS", "dense l×l distances")
         est = _SkMDS(n_components=int(self.n_components), metric_mds=True, n_init=int(self.n_init), init=self.init,
                      max_iter=int(self.max_iter), eps=float(self.eps), n_jobs=1,
-                     random_state=int(self.random_state), metric="euclidean", normalized_stress=False)
-        self.embedding_ = _as_embedding(est.fit_transform(X))
+                     random_state=int(self.random_state), metric="euclidean", normalized_stress=False, verbose=2)
+        with Progress("MDS (scikit-learn SMACOF)") as progress, progress.library_output():
+            self.embedding_ = _as_embedding(est.fit_transform(X))
         self.stress_ = float(est.stress_)
         return self
 
@@ -352,8 +353,9 @@ class NCA(Embedder):
             idx = np.arange(l)
         est = NeighborhoodComponentsAnalysis(n_components=n, init=self.init,
                                              max_iter=int(self.max_iter), tol=self.tol,
-                                             random_state=self.random_state)
-        est.fit(X[idx], y[idx])
+                                             random_state=self.random_state, verbose=1)
+        with Progress("NCA (scikit-learn)") as progress, progress.library_output():
+            est.fit(X[idx], y[idx])
         self.train_indices_ = idx
         self.components_ = _as_embedding(est.components_)
         self.embedding_ = _as_embedding(est.transform(X))
