@@ -22,6 +22,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from ..affinity.distances import squared_distances
 from ..constraints import POSITIVE, POSITIVE_INT, SEED_OR_NONE, StrOptions, integer
+from ..progress import Progress
 
 __all__ = ["ClassPosterior", "posterior_arrays", "posterior_from_arrays", "training_fingerprint",
            "fisher_quadratic_form", "learning_metric_distances"]
@@ -154,9 +155,11 @@ class ClassPosterior(BaseEstimator):
         A0 = np.log((counts + 1.0) / (counts.sum(axis=0, keepdims=True) + C))
         theta0 = np.concatenate([km.cluster_centers_.ravel(), A0.ravel()])
         Y = np.eye(C)[codes]
-        res = minimize(self.loss_and_grad, theta0, args=(X, Y, float(sigma), K, np.einsum("ij,ij->i", X, X)),
-                       jac=True, method="CG",
-                       options={"maxiter": int(self.max_iter), "gtol": 1e-6})
+        with Progress(f"class posterior ({K} mixture components per class) conjugate gradient",
+                      int(self.max_iter)) as progress:
+            res = minimize(self.loss_and_grad, theta0, args=(X, Y, float(sigma), K, np.einsum("ij,ij->i", X, X)),
+                           jac=True, method="CG", callback=progress.callback,
+                           options={"maxiter": int(self.max_iter), "gtol": 1e-6})
         return res.x, float(res.fun)
 
     def _set(self, theta: np.ndarray, d: int, C: int, K: int, sigma: float) -> None:

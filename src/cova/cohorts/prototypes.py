@@ -23,6 +23,7 @@ from ..constraints import POSITIVE, POSITIVE_INT, UNIT, ListOf, StrOptions, decl
 from ..manifolds import TSNE_SCHEDULE, Euclidean, momentum_gradient_descent, tsne_learning_rate
 from ..objectives.kl import joint_kl_small
 from ..objectives.semidefinite import gram_embedding
+from ..progress import Progress
 from .labels import _check_labels, _check_X, _cohort_means
 from .proximity import MATRIX_KINDS, PROXIMITY_KINDS, _check_square, cohort_proximity, gaussian_similarity
 
@@ -392,7 +393,9 @@ def loe_prototypes(
             cost, G = loe_cost_and_grad(v.reshape(c, n_components), triples)
             return cost, G.ravel()
 
-        res = minimize(f, y0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": 2000})
+        with Progress("LOE prototypes L-BFGS", 2000) as progress:
+            res = minimize(f, y0.ravel(), jac=True, method="L-BFGS-B", callback=progress.callback,
+                           options={"maxiter": 2000})
         if res.fun < best_cost:
             best, best_cost = res.x.reshape(c, n_components), float(res.fun)
     assert best is not None
