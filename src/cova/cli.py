@@ -138,7 +138,7 @@ def cmd_embed(a: argparse.Namespace) -> None:
 
 def cmd_score(a: argparse.Namespace) -> None:
     from .embedding import Embedding
-    from .io import save_npz_atomic, write_text_atomic
+    from .io import dumps_json, save_npz_atomic, write_text_atomic
     from .metrics.score import score_files
 
     files = {"embedding": a.embedding, "out": a.out, "scatter": a.scatter, "per_point": a.per_point}
@@ -159,7 +159,7 @@ def cmd_score(a: argparse.Namespace) -> None:
         save_npz_atomic(files["per_point"], **per_point)
     record = {**ids, "n_samples": int(embedding.Z.shape[0]), "n_cohorts": inputs.n_cohorts,
               "status": embedding.status, **scores}
-    write_text_atomic(files["out"], json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(files["out"], dumps_json(record))
     if files["scatter"]:  # the run's figure from the same process: one job start instead of two
         title = a.title
         if not title and {"dataset", "method_entry", "method"} <= set(ids):
@@ -180,9 +180,10 @@ def _draw_scatter(inputs: Any, emb: Any, scores: dict[str, Any], title: str, out
 def cmd_scatter(a: argparse.Namespace) -> None:
     from .embedding import Embedding
     from .inputs import Inputs
+    from .io import read_scores
 
-    _draw_scatter(Inputs.load(a.dataset, a.inputs), Embedding.load(a.embedding),
-                  json.loads(Path(a.scores).read_text()), a.title, a.out)
+    _draw_scatter(Inputs.load(a.dataset, a.inputs), Embedding.load(a.embedding), read_scores(a.scores), a.title,
+                  a.out)
 
 
 def cmd_export(a: argparse.Namespace) -> None:
@@ -224,9 +225,10 @@ def cmd_timings(a: argparse.Namespace) -> None:
 
 
 def cmd_table(a: argparse.Namespace) -> None:
+    from .io import read_scores
     from .viz.tables import scores_table, write_csv_atomic, write_scores_html
 
-    records = [json.loads(Path(p).read_text()) for p in a.scores]
+    records = [read_scores(p) for p in a.scores]
     table = scores_table(records)
     write_csv_atomic(table, a.csv)
     write_scores_html(table, a.html)
@@ -480,10 +482,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     limit_threads(args.threads)
     from .datasets.fetch import FetchError
+    from .io import FileError
 
     try:
         args.func(args)
-    except (FetchError, FileNotFoundError) as err:
+    except (FetchError, FileError, FileNotFoundError) as err:
         log.error("%s", err)
         return 1
     write_report()

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .io import save_npz_atomic
+from .io import read_npz, save_npz_atomic
 
 #: Prefix of the estimator's extra fitted arrays in ``embedding.npz`` (e.g. ``extra_column_embedding``).
 EXTRA_PREFIX = "extra_"
@@ -75,7 +75,7 @@ class Embedding:
     def load(cls, path: str | os.PathLike) -> "Embedding":
         """Read an ``embedding.npz``; files written before geometry was recorded read as ``"plane"``, those written
         before the row ids were recorded have ``ids = None``."""
-        with np.load(path, allow_pickle=False) as f:
+        with read_npz(path, "embedding") as f:
             Z = f["Z"]
             k = int(f["n_components"]) if "n_components" in f else Z.shape[1]
             if Z.shape[1] != k:

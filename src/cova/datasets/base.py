@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..io import save_npz_atomic
+from ..io import FileError, arrays_digest, read_npz, save_npz_atomic
 
 #: ``meta`` keys that may hold one name per sample, in order of preference.
 SAMPLE_NAME_KEYS = ("sample_names", "paper_ids", "vertex_names")
@@ -105,16 +105,31 @@ class Dataset:
                           rel_shape=np.array(rel.shape))
         if self.ground_truth is not None:
             arrays["ground_truth"] = self.ground_truth
-        save_npz_atomic(path, **arrays)
+        save_npz_atomic(path, **arrays, sha256=np.array(arrays_digest(arrays)))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Dataset":
-        """Read a dataset written by :meth:`save` (no pickles are ever loaded)."""
-        with np.load(path, allow_pickle=False) as f:
+        """Read a dataset written by :meth:`save` (no pickles are ever loaded), verified against the SHA-256 of its
+        arrays that :meth:`save` stored, as raw files are against their manifest. A missing, truncated, damaged or
+        altered file raises :class:`~cova.io.FileError` naming it and what to do."""
+        with read_npz(path, "processed dataset") as f:
+            arrays = {key: f[key] for key in f.files}
+        stored = arrays.pop("sha256", None)
+        if stored is not None and str(stored) != arrays_digest(arrays):
+            raise FileError(f"processed dataset {path} does not match the checksum stored with it (damaged or "
+                            "altered since it was written); delete it and run the workflow again, which writes it "
+                            "anew")
+        try:
             relations = None
-            if "rel_data" in f:
-                relations = sp.csr_matrix((f["rel_data"], f["rel_indices"], f["rel_indptr"]),
-                                          shape=tuple(f["rel_shape"]))
-            return cls(X=f["X"], labels=f["labels"], label_names=list(f["label_names"]),
-                       relations=relations, meta=json.loads(str(f["meta"])),
-                       ground_truth=f["ground_truth"] if "ground_truth" in f else None)
+            if "rel_data" in arrays:
+                relations = sp.csr_matrix((arrays["rel_data"], arrays["rel_indices"], arrays["rel_indptr"]),
+                                          shape=tuple(arrays["rel_shape"]))
+            return cls(X=arrays["X"], labels=arrays["labels"], label_names=list(arrays["label_names"]),
+                       relations=relations, meta=json.loads(str(arrays["meta"])),
+                       ground_truth=arrays.get("ground_truth"))
+        except KeyError as err:
+            raise FileError(f"processed dataset {path} lacks the array {err.args[0]!r} (written by another version, "
+                            "or damaged); delete it and run the workflow again, which writes it anew") from None
+        except ValueError as err:
+            raise FileError(f"processed dataset {path} is not a dataset this version can read ({err}); delete it "
+                            "and run the workflow again, which writes it anew") from None

@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from ..io import file_mode
 from .sources import SOURCES, Source, check_relative_name, source_file_name
 
 ENV_MIRROR = "COVA_DATA_MIRROR"
 MANIFEST = "manifest.json"
 USER_AGENT = "cova-fetch/0.1 (Python-urllib)"
 _CHUNK = 1 << 20
-_FILE_MODE = 0o644
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _MAX_NAMES = 5
 
@@ -144,8 +144,8 @@ def _stream_to_temp(src: IO[bytes], target: Path) -> tuple[Path, str]:
 
 
 def _install(tmp: Path, target: Path) -> None:
-    """Give ``tmp`` ordinary read permissions and rename it to ``target`` atomically."""
-    os.chmod(tmp, _FILE_MODE)
+    """Give ``tmp`` the permissions the umask gives and rename it to ``target`` atomically."""
+    os.chmod(tmp, file_mode())
     os.replace(tmp, target)
 
 

@@ -74,10 +74,10 @@ def encode_labels(values: Any, label_names: Sequence[str] | None = None) -> tupl
 
 def _nan_rows(X: np.ndarray, label_missing: np.ndarray, where: str, rows: str = "rows",
               first_line: int | None = None, columns: Sequence[Any] | None = None) -> None:
-    """Refuse rows with a NaN feature or a missing label, naming the first few (and, for text, their lines and
-    the columns that have gaps)."""
-    nan = np.isnan(X)
-    bad = nan.any(axis=1) | label_missing
+    """Refuse rows with a NaN or infinite feature or a missing label, naming the first few (and, for text, their
+    lines and the columns that have gaps or infinities)."""
+    nan, inf = np.isnan(X), np.isinf(X)
+    bad = nan.any(axis=1) | inf.any(axis=1) | label_missing
     if not bad.any():
         return
     idx = np.flatnonzero(bad)[:5].tolist()
@@ -88,9 +88,15 @@ def _nan_rows(X: np.ndarray, label_missing: np.ndarray, where: str, rows: str = 
         gaps = [str(columns[j]) for j in np.flatnonzero(nan.any(axis=0))]
         if label_missing.any():
             gaps.append("the label")
-        at += f"; missing in {gaps}"
-    raise ValueError(f"{where}: {int(bad.sum())} of {len(bad)} rows have NaN or missing values (features or "
-                     f"label), {at}; clean or impute them first")
+        if gaps:
+            at += f"; missing in {gaps}"
+        infinite = [str(columns[j]) for j in np.flatnonzero(inf.any(axis=0))]
+        if infinite:
+            at += f"; infinite (inf or -inf) in {infinite}"
+    what = "NaN or missing values (features or label)" if not inf.any() else (
+        "NaN, infinite or missing values (features or label)")
+    raise ValueError(f"{where}: {int(bad.sum())} of {len(bad)} rows have {what}, {at}; clean or impute them first "
+                     "(an infinite value is no coordinate: replace it or drop the row)")
 
 
 # ------------------------------------------------------------------------------------------ delimited text

@@ -93,32 +93,37 @@ def read_h5ad(path: Path, label: str | None, features: str | None) -> H5adArrays
         f = h5py.File(path, "r")
     except OSError as e:
         raise ValueError(f"{path}: not an HDF5 (.h5ad) file ({e})") from e
-    with f:
-        if "obs" not in f or "var" not in f or _attr(f["obs"], "encoding-type") != "dataframe":
-            raise ValueError(f"{path}: not an AnnData file of anndata 0.7 or later (needs obs and var dataframes); "
-                             "re-save it with a current anndata (adata.write_h5ad)")
-        obs = f["obs"]
-        index = _attr(obs, "_index", "_index")
-        columns = [str(c) for c in obs.attrs.get("column-order", [])]
-        if label is not None and label not in columns:
-            raise ValueError(f"{path}: no obs column {label!r} for the labels; obs columns: {columns}")
-        sample_names = [str(s) for s in _strings(obs[index])]
-        if label is None:
-            labels, missing = np.zeros(len(sample_names), dtype=np.int64), np.zeros(len(sample_names), dtype=bool)
-        else:
-            labels, missing = _column(obs[label], label, path)
-        var_names = [str(s) for s in _strings(f["var"][_attr(f["var"], "_index", "_index")])]
-        if (features is None or features == "X") and "X" in f:
-            X, names, where = _matrix(f["X"], "X", path), var_names, "X"
-        elif "layers" in f and features in f["layers"]:
-            X, names, where = _matrix(f["layers"][features], f"layers/{features}", path), var_names, features
-        elif "obsm" in f and features in f["obsm"]:
-            X, names, where = _matrix(f["obsm"][features], f"obsm/{features}", path), None, features
-        else:
-            found = sorted(f["layers"]) if "layers" in f else []
-            found += sorted(f["obsm"]) if "obsm" in f else []
-            raise ValueError(f"{path}: no matrix {features or 'X'!r}; features may be 'X' or one of the layers "
-                             f"and obsm matrices {found}")
+    try:
+        with f:
+            if "obs" not in f or "var" not in f or _attr(f["obs"], "encoding-type") != "dataframe":
+                raise ValueError(f"{path}: not an AnnData file of anndata 0.7 or later (needs obs and var dataframes); "
+                                 "re-save it with a current anndata (adata.write_h5ad)")
+            obs = f["obs"]
+            index = _attr(obs, "_index", "_index")
+            columns = [str(c) for c in obs.attrs.get("column-order", [])]
+            if label is not None and label not in columns:
+                raise ValueError(f"{path}: no obs column {label!r} for the labels; obs columns: {columns}")
+            sample_names = [str(s) for s in _strings(obs[index])]
+            if label is None:
+                labels, missing = np.zeros(len(sample_names), dtype=np.int64), np.zeros(len(sample_names), dtype=bool)
+            else:
+                labels, missing = _column(obs[label], label, path)
+            var_names = [str(s) for s in _strings(f["var"][_attr(f["var"], "_index", "_index")])]
+            if (features is None or features == "X") and "X" in f:
+                X, names, where = _matrix(f["X"], "X", path), var_names, "X"
+            elif "layers" in f and features in f["layers"]:
+                X, names, where = _matrix(f["layers"][features], f"layers/{features}", path), var_names, features
+            elif "obsm" in f and features in f["obsm"]:
+                X, names, where = _matrix(f["obsm"][features], f"obsm/{features}", path), None, features
+            else:
+                found = sorted(f["layers"]) if "layers" in f else []
+                found += sorted(f["obsm"]) if "obsm" in f else []
+                raise ValueError(f"{path}: no matrix {features or 'X'!r}; features may be 'X' or one of the layers "
+                                 f"and obsm matrices {found}")
+    except (KeyError, OSError, TypeError, IndexError, AttributeError) as err:  # h5py on damaged or odd internals
+        reason = str(err).split("\n")[0][:200] or type(err).__name__
+        raise ValueError(f"{path}: the .h5ad file is damaged or not laid out as anndata writes it ({reason}); "
+                         "re-save it with a current anndata (adata.write_h5ad) or restore it from its source") from None
     if X.ndim != 2 or X.shape[0] != len(labels):
         raise ValueError(f"{path}: {where} has shape {X.shape}, but obs has {len(labels)} rows")
     return H5adArrays(X, labels, missing, sample_names, names)

@@ -16,9 +16,7 @@ renderers share (:data:`SCORES`, :class:`MappingOf`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +26,7 @@ from ..constraints import ListOf, Options, StrOptions, make_constraint
 from ..datasets.base import Dataset
 from ..embedding import Embedding
 from ..inputs import Inputs
+from ..io import read_scores
 from ..metrics.summary import SCORE_KEYS
 from .reference import REFERENCE
 
@@ -87,8 +86,8 @@ def about(spec: Mapping[str, Any]) -> About:
 
 
 def run_scores(run: dict[str, Any]) -> dict[str, Any]:
-    """The run's ``scores.json``."""
-    return json.loads(Path(run["scores"]).read_text())
+    """The run's ``scores.json`` (``null`` scores as NaN)."""
+    return read_scores(run["scores"])
 
 
 class RunLoader:

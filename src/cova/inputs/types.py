@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..datasets.base import Dataset
-from ..io import save_npz_atomic
+from ..io import read_npz, save_npz_atomic
 
 #: The names :meth:`Inputs.available` may return, in a fixed order.
 INPUT_FIELDS = ("X", "labels", "W", "R", "prototypes", "relation", "degree")
@@ -242,7 +242,7 @@ class Inputs:
     def load(cls, dataset_path: str | os.PathLike, inputs_path: str | os.PathLike) -> "Inputs":
         """Read inputs written by :meth:`save`; X and the labels come from the dataset file unless stored."""
         ds = Dataset.load(dataset_path)
-        with np.load(inputs_path, allow_pickle=False) as f:
+        with read_npz(inputs_path, "inputs file") as f:
             provided = ({str(v) for v in f["provides"]} if "provides" in f
                         else {"X", "labels", "W", "R", "prototypes"})
             W = (sp.csr_matrix((f["W_data"], f["W_indices"], f["W_indptr"]), shape=tuple(f["W_shape"]))

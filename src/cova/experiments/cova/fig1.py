@@ -6,12 +6,11 @@ Panel (a) shows the data with the prototypes υ_j = μ_j, (b) COVA-E1, whose coh
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 from ...embedding import Embedding
 from ...inputs import Inputs
+from ...io import read_scores
 from ...viz.figures import save_figure
 from ...viz.panels import ScatterPanel, scatter_grid_figure
 from ...viz.scatter import format_scores
@@ -27,8 +26,7 @@ def render_fig1(dataset: str | os.PathLike, inputs: str | os.PathLike, cova: str
     c = inp.n_cohorts
     e1, tsne_run = Embedding.load(cova), Embedding.load(tsne)
     alpha = e1.params["alpha"]
-    sc = json.loads(Path(cova_scores).read_text())
-    st = json.loads(Path(tsne_scores).read_text())
+    sc, st = read_scores(cova_scores), read_scores(tsne_scores)
     panels = [ScatterPanel(inp.X[:, :2], inp.labels, c, inp.prototypes, "(a) original data and prototypes"),
               ScatterPanel(e1.Z, inp.labels, c, inp.prototypes, f"(b) COVA-E1, α = {alpha:g}\n{format_scores(sc)}"),
               ScatterPanel(tsne_run.Z, inp.labels, c, None,
