@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -19,6 +18,7 @@ import yaml
 
 from cova.config import Plan
 from cova.embedding import Embedding
+from cova.io import read_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -48,7 +48,7 @@ def test_graph_run_embeds_in_3d_without_vectors(run):
     workdir, plan = run
     emb = Embedding.load(workdir / plan.run_file("worldtrade", "trade", "tsne_3d", "embedding.npz"))
     assert emb.ok and emb.Z.shape == (80, 3) and emb.n_components == 3 and emb.geometry == "plane"
-    scores = json.loads((workdir / plan.run_file("worldtrade", "trade", "tsne_3d", "scores.json")).read_text())
+    scores = read_scores(workdir / plan.run_file("worldtrade", "trade", "tsne_3d", "scores.json"))
     assert scores["status"] == "ok" and scores["n_samples"] == 80
     assert 0.0 <= scores["s_s"] <= 1.0  # needs labels and Z only
     for needs_x in ("s_n", "trustworthiness", "continuity"):  # no X: absent or NaN
@@ -61,7 +61,7 @@ def test_relation_run_holds_rows_and_columns(run):
     emb = Embedding.load(workdir / plan.run_file("cora", "words", "ca", "embedding.npz"))
     assert emb.ok and emb.Z.shape == (2708, 2)
     assert emb.extras["column_embedding"].shape == (1432, 2)  # word 444 occurs in no document: dropped
-    scores = json.loads((workdir / plan.run_file("cora", "words", "ca", "scores.json")).read_text())
+    scores = read_scores(workdir / plan.run_file("cora", "words", "ca", "scores.json"))
     assert scores["status"] == "ok" and 0.0 <= scores["s_s"] <= 1.0
     assert (workdir / plan.run_file("cora", "words", "ca", "scatter.png")).stat().st_size > 10_000
     assert (workdir / "results/tables/scores.csv").read_text().count("\n") == 3

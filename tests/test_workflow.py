@@ -8,7 +8,6 @@ and that the HTML report holds every figure and table (tests/test_workflow_check
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import shutil
@@ -26,6 +25,7 @@ from cova.embedding import Embedding
 from cova.experiments.claims import VERDICTS
 from cova.experiments.gaps import reading_experiments
 from cova.experiments.report_text import PAPER_NAMES
+from cova.io import read_scores
 from cova.metrics.score import score_files
 from snakemake_output import job_stats
 from test_figures_layout import check_ci_figures
@@ -203,7 +203,7 @@ def test_two_runs_give_identical_scores(first_run, tmp_path):
         job = plan.method_jobs[entry]
         _, scores = score_files(second / f"data/processed/{dataset}.npz", second / plan.inputs_file(dataset, inputs),
                                 two, plan.run_metrics(dataset, plan.inputs_ids[inputs], job.method, job.params_id))
-        recorded = json.loads((first_run / plan.run_file(dataset, inputs, entry, "scores.json")).read_text())
+        recorded = read_scores(first_run / plan.run_file(dataset, inputs, entry, "scores.json"))
         assert all(same(v, recorded[k]) for k, v in scores.items()), (target, scores, recorded)
 
 
