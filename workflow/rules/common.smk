@@ -30,11 +30,9 @@ def args_file(*lines):
     text = "".join(f"{line}\n" for line in lines)
     path = Path(ARGS_DIR, hashlib.sha256(text.encode()).hexdigest()[:16] + ".txt")
     if not path.exists() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        from cova.io import write_text_atomic  # the umask's permissions; a killed write's leftover removed
+
+        write_text_atomic(path, text)
     return str(path)
 
 
@@ -79,10 +77,9 @@ def posterior_input(wc):
 
 def write_json(path, obj):
     """Write ``obj`` as JSON to ``path`` atomically (a run: block's one line of logic)."""
-    tmp = Path(str(path) + ".tmp")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    from cova.io import write_text_atomic
+
+    write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True) + "\n")
 
 
 def git_commit():
