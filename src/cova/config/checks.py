@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from .files import ConfigError, _describe, _StrictIntegers, load_schema, read_config_file
+from .files import ConfigError, _describe, check_acyclic, _StrictIntegers, load_schema, read_config_file
 from .plan import _local_file, expand_grid
 from .studies import block_arranges_cohorts, is_unlabelled, resolve_config
 
@@ -33,6 +33,7 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
     validated as the full configuration it stands for (:func:`~.studies.resolve_config`: base looked up in the project
     root, studies expanded).
     """
+    check_acyclic(config)
     config = resolve_config(config)
     schema = load_schema(schema_path)
     validator = _StrictIntegers(schema)
@@ -52,6 +53,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
     from ..inputs import check_inputs_block
     from ..methods import METHODS, method_parameters
 
+    _check_names(config)
     for name, ds in config["datasets"].items():
         if ds["loader"] not in LOADERS:
             raise ConfigError(f"config key datasets.{name}.loader: {ds['loader']!r} is not allowed; "
@@ -140,6 +142,62 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             if config["methods"][fig1[role]]["method"] != method:
                 raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
                                   f"method entry")
+
+
+#: Longest name (in bytes) of a dataset, inputs block, method entry (with its grid values), experiment or study. A
+#: name becomes a file or folder name with a suffix of up to 30 bytes (``-{hash}``, ``.npz``, the atomic writer's
+#: ``.{name}.npz.{random}.npz``), and file systems refuse a name longer than 255 bytes.
+MAX_NAME_BYTES = 200
+#: The folders of ``results/`` that are not a dataset's: a dataset of one of these names would write its runs among
+#: the tables, pages, logs or benchmark files.
+RESERVED_DATASET_NAMES = ("benchmarks", "logs", "paper", "params", "studies", "tables")
+#: Names that Windows (and file systems shared with it) reserve for devices, whatever the suffix or case.
+RESERVED_DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                                   *(f"lpt{i}" for i in range(1, 10))})
+
+
+def _check_names(config: dict[str, Any]) -> None:
+    """Refuse names that cannot become file names (longer than :data:`MAX_NAME_BYTES`, a device name of
+    :data:`RESERVED_DEVICE_NAMES`, a dataset named like a folder of :data:`RESERVED_DATASET_NAMES`) and a method
+    entry whose name another entry's grid also generates (:func:`~.plan.expand_grid`): one of the two runs would
+    silently replace the other under its name."""
+    named = [(section, name) for section in ("datasets", "inputs") for name in config[section]]
+    named += [("paper.experiments", name) for name in config.get("paper", {}).get("experiments", {})]
+    named += [("studies", name) for name in config.get("studies") or {}]
+    generated: dict[str, tuple[str, dict[str, Any]]] = {}
+    for entry, m in config["methods"].items():
+        named.append(("methods", entry))
+        for name, _, chosen in expand_grid(entry, m):
+            if not chosen:
+                continue
+            point = ", ".join(f"{k}={v!r}" for k, v in chosen.items())
+            if name in config["methods"]:
+                raise ConfigError(f"config key methods.{name}: this entry's name is also the name of the grid point "
+                                  f"{point} of methods.{entry} (a grid names its points {{entry}}-{{param}}{{value}}), "
+                                  f"so one run would replace the other; rename methods.{name}")
+            if name in generated:
+                other, values = generated[name]
+                first = ", ".join(f"{k}={v!r}" for k, v in values.items())
+                raise ConfigError(f"config key methods.{entry}.grid: the grid point {point} gets the name {name!r}, "
+                                  f"which the grid point {first} of methods.{other} also gets, so one run would "
+                                  f"replace the other; give the grid different values or rename an entry")
+            generated[name] = (entry, chosen)
+            named.append((f"methods.{entry}.grid", name))
+    for where, name in named:
+        size = len(name.encode("utf-8"))
+        shown = name if size <= 60 else f"{name[:40]}...{name[-12:]}"
+        if size > MAX_NAME_BYTES:
+            what = "the generated name" if where.endswith(".grid") else "the name"
+            raise ConfigError(f"config key {where}: {what} {shown!r} has {size} bytes; allowed: at most "
+                              f"{MAX_NAME_BYTES} (it becomes a file name, and file systems refuse names over 255 "
+                              f"bytes); use a shorter name")
+        if name.split(".", 1)[0].lower() in RESERVED_DEVICE_NAMES:
+            raise ConfigError(f"config key {where}: {name!r} is not allowed; names before a '.' must not be one of "
+                              f"the device names {sorted(RESERVED_DEVICE_NAMES)} (any case), which some file "
+                              f"systems refuse as file names; rename it")
+        if where == "datasets" and name in RESERVED_DATASET_NAMES:
+            raise ConfigError(f"config key datasets: {name!r} is not allowed; results/{name}/ holds the workflow's "
+                              f"own files, so a dataset must not be named {list(RESERVED_DATASET_NAMES)}; rename it")
 
 
 def experiment_context(config: dict[str, Any], experiment: dict[str, Any]) -> dict[str, Any]:
