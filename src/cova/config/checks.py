@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from .files import ConfigError, _describe, check_acyclic, _StrictIntegers, load_schema, read_config_file
+from .files import ConfigError, _describe, _StrictIntegers, check_acyclic, load_schema, read_config_file
 from .plan import _local_file, expand_grid
 from .studies import block_arranges_cohorts, is_unlabelled, resolve_config
 
