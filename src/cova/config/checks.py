@@ -121,6 +121,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             _check_required_inputs(config, run, at)
             _check_dataset_graph(config, run, at)
             _check_cohort_count(config, run, at)
+            _check_sample_count(config, run, at)
     for name, e in experiments.items():
         if "reference" in e and e["reference"] not in REFERENCE:
             raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
@@ -277,6 +278,63 @@ def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
         return None
     how = ", ".join(f"{k}={v}" for k, v in values.items()) or "one cohort by design"
     return int(math.prod(values.values())), f"loader {ds['loader']!r}: {how}"
+
+
+#: Loader -> the parameter that fixes its number of samples (a loader's default when not set): the generated
+#: data sets. Loaders not listed read their samples from files.
+SAMPLE_PARAMETERS: dict[str, str] = {
+    "sinusoid": "n_samples", "swiss_roll": "n_samples", "cylinder1": "n_samples", "cylinder2": "n_samples",
+    "s_curve": "n_samples", "sphere": "n_samples", "random_matrix": "n_samples",
+}
+
+
+def known_sample_count(ds: dict[str, Any]) -> tuple[int, str] | None:
+    """(number of samples, the parameter that sets it) of a dataset entry whose loader fixes it
+    (:data:`SAMPLE_PARAMETERS`), else ``None``. A run's inputs block may keep fewer (a subset), never more."""
+    from ..datasets import LOADERS
+
+    key = SAMPLE_PARAMETERS.get(ds["loader"])
+    if key is None:
+        return None
+    params = ds.get("params", {})
+    if key in params:
+        return int(params[key]), f"params.{key}={params[key]}"
+    default = inspect.signature(LOADERS[ds["loader"]]).parameters[key].default
+    return int(default), f"loader {ds['loader']!r}'s default {key}={default}"
+
+
+def _check_sample_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run on a dataset of known size n whose weight graph or score settings do not fit it: the graph's
+    ``weights.n_neighbors`` must be < n (:func:`cova.affinity.knn.nearest_neighbors`); trustworthiness and continuity
+    need ``metrics.n_neighbors`` < n / 2 (:func:`cova.metrics.neighborhood.trustworthiness`); the message says
+    whether a value is the declared default (:func:`cova.metrics.score.score_run`), which the user can set."""
+    from ..inputs import check_inputs_block
+    from ..metrics.score import score_run
+
+    known = known_sample_count(config["datasets"][run["dataset"]])
+    if known is None:
+        return
+    n, how = known
+    name = run["inputs"]
+    block = {k: v for k, v in config["inputs"][name].items() if k != "resources"}
+    weights = check_inputs_block(block, f"inputs.{name}")["weights"] or {}
+    k = weights.get("n_neighbors")
+    if isinstance(k, int) and k >= n:
+        set_by_user = "n_neighbors" in block.get("weights", {})
+        shown = f"{k}" if set_by_user else f"{k} (the default of weights kind {weights['kind']!r})"
+        raise ConfigError(f"config key inputs.{name}.weights.n_neighbors: {shown} is not allowed for {where}: "
+                          f"dataset {run['dataset']!r} has {n} samples ({how}), and the weight graph needs "
+                          f"n_neighbors < n (each sample's own row excluded); set inputs.{name}.weights.n_neighbors "
+                          f"to at most {n - 1}")
+    given = config.get("metrics", {})
+    k = given.get("n_neighbors", inspect.signature(score_run).parameters["n_neighbors"].default)
+    if k >= n / 2:
+        shown = f"{k}" if "n_neighbors" in given else f"{k} (the default)"
+        raise ConfigError(f"config key metrics.n_neighbors: {shown} is not allowed for {where}: dataset "
+                          f"{run['dataset']!r} has {n} samples ({how}), and trustworthiness and continuity need "
+                          f"n_neighbors < n / 2 = {n / 2:g}; set metrics.n_neighbors to at most {math.ceil(n / 2) - 1}"
+                          f" or give datasets.{run['dataset']}.params.{SAMPLE_PARAMETERS[config['datasets'][run['dataset']]['loader']]}"
+                          f" at least {2 * k + 1}")
 
 
 def _check_cohort_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
