@@ -312,6 +312,8 @@ def cmd_check_config(a: argparse.Namespace) -> None:
     except ConfigError as err:
         log.error("%s", err)
         raise SystemExit(1) from None
+    for notice in plan.notices:
+        log.warning("%s", notice)
     log.info("%s is valid: %d datasets, %d runs", a.configfile, len(plan.config["datasets"]), len(plan.runs()))
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from .files import ConfigError, _describe, _StrictIntegers, load_schema, read_config_file
+from .files import ConfigError, _describe, _StrictIntegers, check_acyclic, load_schema, read_config_file
 from .plan import _local_file, expand_grid
 from .studies import block_arranges_cohorts, is_unlabelled, resolve_config
 
@@ -33,6 +33,7 @@ def validate_config(config: dict[str, Any], schema_path: str | Path | None = Non
     validated as the full configuration it stands for (:func:`~.studies.resolve_config`: base looked up in the project
     root, studies expanded).
     """
+    check_acyclic(config)
     config = resolve_config(config)
     schema = load_schema(schema_path)
     validator = _StrictIntegers(schema)
@@ -52,6 +53,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
     from ..inputs import check_inputs_block
     from ..methods import METHODS, method_parameters
 
+    _check_names(config)
     for name, ds in config["datasets"].items():
         if ds["loader"] not in LOADERS:
             raise ConfigError(f"config key datasets.{name}.loader: {ds['loader']!r} is not allowed; "
@@ -119,6 +121,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             _check_required_inputs(config, run, at)
             _check_dataset_graph(config, run, at)
             _check_cohort_count(config, run, at)
+            _check_sample_count(config, run, at)
     for name, e in experiments.items():
         if "reference" in e and e["reference"] not in REFERENCE:
             raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
@@ -140,6 +143,62 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             if config["methods"][fig1[role]]["method"] != method:
                 raise ConfigError(f"config key paper.cova.fig1.{role}: {fig1[role]!r} must name a {method!r} "
                                   f"method entry")
+
+
+#: Longest name (in bytes) of a dataset, inputs block, method entry (with its grid values), experiment or study. A
+#: name becomes a file or folder name with a suffix of up to 30 bytes (``-{hash}``, ``.npz``, the atomic writer's
+#: ``.{name}.npz.{random}.npz``), and file systems refuse a name longer than 255 bytes.
+MAX_NAME_BYTES = 200
+#: The folders of ``results/`` that are not a dataset's: a dataset of one of these names would write its runs among
+#: the tables, pages, logs or benchmark files.
+RESERVED_DATASET_NAMES = ("benchmarks", "logs", "paper", "params", "studies", "tables")
+#: Names that Windows (and file systems shared with it) reserve for devices, whatever the suffix or case.
+RESERVED_DEVICE_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                                   *(f"lpt{i}" for i in range(1, 10))})
+
+
+def _check_names(config: dict[str, Any]) -> None:
+    """Refuse names that cannot become file names (longer than :data:`MAX_NAME_BYTES`, a device name of
+    :data:`RESERVED_DEVICE_NAMES`, a dataset named like a folder of :data:`RESERVED_DATASET_NAMES`) and a method
+    entry whose name another entry's grid also generates (:func:`~.plan.expand_grid`): one of the two runs would
+    silently replace the other under its name."""
+    named = [(section, name) for section in ("datasets", "inputs") for name in config[section]]
+    named += [("paper.experiments", name) for name in config.get("paper", {}).get("experiments", {})]
+    named += [("studies", name) for name in config.get("studies") or {}]
+    generated: dict[str, tuple[str, dict[str, Any]]] = {}
+    for entry, m in config["methods"].items():
+        named.append(("methods", entry))
+        for name, _, chosen in expand_grid(entry, m):
+            if not chosen:
+                continue
+            point = ", ".join(f"{k}={v!r}" for k, v in chosen.items())
+            if name in config["methods"]:
+                raise ConfigError(f"config key methods.{name}: this entry's name is also the name of the grid point "
+                                  f"{point} of methods.{entry} (a grid names its points {{entry}}-{{param}}{{value}}), "
+                                  f"so one run would replace the other; rename methods.{name}")
+            if name in generated:
+                other, values = generated[name]
+                first = ", ".join(f"{k}={v!r}" for k, v in values.items())
+                raise ConfigError(f"config key methods.{entry}.grid: the grid point {point} gets the name {name!r}, "
+                                  f"which the grid point {first} of methods.{other} also gets, so one run would "
+                                  f"replace the other; give the grid different values or rename an entry")
+            generated[name] = (entry, chosen)
+            named.append((f"methods.{entry}.grid", name))
+    for where, name in named:
+        size = len(name.encode("utf-8"))
+        shown = name if size <= 60 else f"{name[:40]}...{name[-12:]}"
+        if size > MAX_NAME_BYTES:
+            what = "the generated name" if where.endswith(".grid") else "the name"
+            raise ConfigError(f"config key {where}: {what} {shown!r} has {size} bytes; allowed: at most "
+                              f"{MAX_NAME_BYTES} (it becomes a file name, and file systems refuse names over 255 "
+                              f"bytes); use a shorter name")
+        if name.split(".", 1)[0].lower() in RESERVED_DEVICE_NAMES:
+            raise ConfigError(f"config key {where}: {name!r} is not allowed; names before a '.' must not be one of "
+                              f"the device names {sorted(RESERVED_DEVICE_NAMES)} (any case), which some file "
+                              f"systems refuse as file names; rename it")
+        if where == "datasets" and name in RESERVED_DATASET_NAMES:
+            raise ConfigError(f"config key datasets: {name!r} is not allowed; results/{name}/ holds the workflow's "
+                              f"own files, so a dataset must not be named {list(RESERVED_DATASET_NAMES)}; rename it")
 
 
 def experiment_context(config: dict[str, Any], experiment: dict[str, Any]) -> dict[str, Any]:
@@ -219,6 +278,63 @@ def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
         return None
     how = ", ".join(f"{k}={v}" for k, v in values.items()) or "one cohort by design"
     return int(math.prod(values.values())), f"loader {ds['loader']!r}: {how}"
+
+
+#: Loader -> the parameter that fixes its number of samples (a loader's default when not set): the generated
+#: data sets. Loaders not listed read their samples from files.
+SAMPLE_PARAMETERS: dict[str, str] = {
+    "sinusoid": "n_samples", "swiss_roll": "n_samples", "cylinder1": "n_samples", "cylinder2": "n_samples",
+    "s_curve": "n_samples", "sphere": "n_samples", "random_matrix": "n_samples",
+}
+
+
+def known_sample_count(ds: dict[str, Any]) -> tuple[int, str] | None:
+    """(number of samples, the parameter that sets it) of a dataset entry whose loader fixes it
+    (:data:`SAMPLE_PARAMETERS`), else ``None``. A run's inputs block may keep fewer (a subset), never more."""
+    from ..datasets import LOADERS
+
+    key = SAMPLE_PARAMETERS.get(ds["loader"])
+    if key is None:
+        return None
+    params = ds.get("params", {})
+    if key in params:
+        return int(params[key]), f"params.{key}={params[key]}"
+    default = inspect.signature(LOADERS[ds["loader"]]).parameters[key].default
+    return int(default), f"loader {ds['loader']!r}'s default {key}={default}"
+
+
+def _check_sample_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run on a dataset of known size n whose weight graph or score settings do not fit it: the graph's
+    ``weights.n_neighbors`` must be < n (:func:`cova.affinity.knn.nearest_neighbors`); trustworthiness and continuity
+    need ``metrics.n_neighbors`` < n / 2 (:func:`cova.metrics.neighborhood.trustworthiness`); the message says
+    whether a value is the declared default (:func:`cova.metrics.score.score_run`), which the user can set."""
+    from ..inputs import check_inputs_block
+    from ..metrics.score import score_run
+
+    known = known_sample_count(config["datasets"][run["dataset"]])
+    if known is None:
+        return
+    n, how = known
+    name = run["inputs"]
+    block = {k: v for k, v in config["inputs"][name].items() if k != "resources"}
+    weights = check_inputs_block(block, f"inputs.{name}")["weights"] or {}
+    k = weights.get("n_neighbors")
+    if isinstance(k, int) and k >= n:
+        set_by_user = "n_neighbors" in block.get("weights", {})
+        shown = f"{k}" if set_by_user else f"{k} (the default of weights kind {weights['kind']!r})"
+        raise ConfigError(f"config key inputs.{name}.weights.n_neighbors: {shown} is not allowed for {where}: "
+                          f"dataset {run['dataset']!r} has {n} samples ({how}), and the weight graph needs "
+                          f"n_neighbors < n (each sample's own row excluded); set inputs.{name}.weights.n_neighbors "
+                          f"to at most {n - 1}")
+    given = config.get("metrics", {})
+    k = given.get("n_neighbors", inspect.signature(score_run).parameters["n_neighbors"].default)
+    if k >= n / 2:
+        shown = f"{k}" if "n_neighbors" in given else f"{k} (the default)"
+        raise ConfigError(f"config key metrics.n_neighbors: {shown} is not allowed for {where}: dataset "
+                          f"{run['dataset']!r} has {n} samples ({how}), and trustworthiness and continuity need "
+                          f"n_neighbors < n / 2 = {n / 2:g}; set metrics.n_neighbors to at most {math.ceil(n / 2) - 1}"
+                          f" or give datasets.{run['dataset']}.params.{SAMPLE_PARAMETERS[config['datasets'][run['dataset']]['loader']]}"
+                          f" at least {2 * k + 1}")
 
 
 def _check_cohort_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:

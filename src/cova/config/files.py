@@ -73,11 +73,36 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = ": ".join(str(p) for p in (getattr(err, "context", None), getattr(err, "problem", None)) if p)
         raise ConfigError(f"config file {path}{where}: not valid YAML: {problem or err}") from None
+    try:
+        check_acyclic(config)
+    except ConfigError as err:
+        raise ConfigError(f"config file {path}: {err}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"config file {path}: expected a mapping of config keys (seed, datasets, ...) at the top "
                           f"level, got {type(config).__name__}")
     return config
 
+
+
+def check_acyclic(config: Any) -> None:
+    """Refuse a configuration that contains itself: a YAML alias (``*name``) inside the mapping or list its anchor
+    (``&name``) marks. Such a structure has no end, so every later step would recurse until Python gives up.
+    Raises :class:`ConfigError` naming the key whose value refers back to one of its enclosing blocks."""
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(config, 0, ())]
+    enclosing: list[int] = []  # ids of the containers on the path to the current value
+    while stack:
+        value, depth, path = stack.pop()
+        del enclosing[depth:]
+        if not isinstance(value, (dict, list)):
+            continue
+        if id(value) in enclosing:
+            outer = _key(path[:enclosing.index(id(value))])
+            raise ConfigError(f"config key {_key(path)}: refers to its enclosing block {outer} (a YAML alias inside "
+                              f"its own anchor), so the configuration never ends; write the values out or use an "
+                              f"alias outside the anchored block")
+        enclosing.append(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((child, depth + 1, path + (key,)) for key, child in items)
 
 
 def load_schema(path: str | Path | None = None) -> dict[str, Any]:

@@ -76,6 +76,13 @@ TIMINGS_OUTPUTS = {"csv": "results/tables/timings.csv", "html": "results/tables/
                    "png": "results/tables/timings.png"}
 
 
+#: The jobs of one run (dataset, inputs block, method entry): its ``embed`` and its ``score``.
+JOBS_PER_RUN = 2
+#: More jobs than this from one method entry (its grid points × the dataset and inputs pairs it runs on ×
+#: :data:`JOBS_PER_RUN`) is far more than usual: the plan says so before any job starts (:attr:`Plan.notices`).
+LARGE_ENTRY_JOBS = 2000
+
+
 @dataclass(frozen=True)
 class MethodJob:
     entry: str
@@ -201,6 +208,7 @@ class Plan:
                                                             job.params_id), [])
                     if group not in chosen:
                         chosen.append(group)
+        self.notices += self._large_entries()
         self._run_settings: dict[tuple[str, str, str, str], dict[str, dict[str, Any]]] = {}
         for name, e in self.experiments.items():
             needs = _renderer_needs(name, e)
@@ -214,6 +222,21 @@ class Plan:
                 for group, settings in needs.get("settings", {}).items():
                     have = self._run_settings.setdefault(key, {})
                     have[group] = _merge_settings(have.get(group), settings, f"paper.experiments.{name}", entry)
+
+    def _large_entries(self) -> list[str]:
+        """One notice per method entry that expands into more than :data:`LARGE_ENTRY_JOBS` jobs."""
+        group_of = {name: entry for entry, names in self.entry_groups.items() for name in names}
+        runs: dict[str, int] = {}
+        for _, _, name in self.runs():
+            runs[group_of[name]] = runs.get(group_of[name], 0) + 1
+        notices = []
+        for entry, n in runs.items():
+            if n * JOBS_PER_RUN > LARGE_ENTRY_JOBS:
+                points = len(self.entry_groups[entry])
+                notices.append(f"NOTICE: config key methods.{entry}: {points} grid point(s) on {n // points} dataset "
+                               f"and inputs pair(s) give {n} runs, {n * JOBS_PER_RUN} jobs (embed and score each), "
+                               f"more than {LARGE_ENTRY_JOBS}; shorten the grid's lists if that is not meant.")
+        return notices
 
     def run_metrics(self, dataset: str, inputs_id: str, method: str, params_id: str) -> dict[str, Any]:
         """The score settings of one run (the score rule's ``--metrics``): the ``metrics`` block, with

@@ -1,0 +1,187 @@
+"""Bad input, class "config": everything a config gets wrong is refused before any job, naming the key, the value
+and what is allowed (or what to set). Each case checks the message and that nothing is written outside ``tmp_path``
+(the checks write nothing at all)."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cova.config import ConfigError, Plan, read_config_file, validate_config
+from cova.config.checks import MAX_NAME_BYTES, RESERVED_DATASET_NAMES
+from cova.config.plan import LARGE_ENTRY_JOBS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BASE = {"seed": 0, "datasets": {"sinusoid": {"loader": "sinusoid", "params": {"n_samples": 60}}},
+        "inputs": {"means": {"weights": {"kind": "euclidean_max", "n_neighbors": 10},
+                             "confidence": {"kind": "eq12"}, "prototypes": {"kind": "means"}}},
+        "methods": {"pca": {"method": "pca"}},
+        "runs": [{"dataset": "sinusoid", "inputs": "means", "methods": ["pca"]}]}
+
+
+def config(**methods: dict) -> dict:
+    out = copy.deepcopy(BASE)
+    if methods:
+        out["methods"] = methods
+        out["runs"][0]["methods"] = list(methods)
+    return out
+
+
+def refused(cfg: dict) -> str:
+    with pytest.raises(ConfigError) as err:
+        validate_config(cfg)
+    return str(err.value)
+
+
+@pytest.fixture(autouse=True)
+def nothing_written_in_the_project():
+    """No check writes into the project (results/, data/ or anywhere else under it)."""
+    before = {p: p.stat().st_mtime_ns for p in (ROOT / "results", ROOT / "data") if p.exists()}
+    yield
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+
+
+def test_base_config_is_valid():
+    validate_config(config())
+
+
+# ------------------------------------------------------------------------------------- generated names collide
+def test_entry_named_like_a_grid_point_is_refused():
+    cfg = config(e1={"method": "cova_e1", "grid": {"alpha": [0.1, 0.9]}},
+                 **{"e1-alpha0.1": {"method": "cova_e1", "params": {"alpha": 0.9}}})
+    message = refused(cfg)
+    assert message.startswith("config key methods.e1-alpha0.1: ")
+    assert "grid point alpha=0.1 of methods.e1" in message and "rename methods.e1-alpha0.1" in message
+
+
+def test_grid_points_sharing_a_file_name_are_refused():
+    # '10%' becomes 'k_r10pct' in a file name, as '10pct' does
+    cfg = config(x={"method": "coembed", "params": {"search": "grid"}, "grid": {"k_r": ["10%", "10pct"]}})
+    assert refused(cfg).startswith("config key methods.x.grid: the grid point k_r='10pct' gets the name "
+                                   "'x-k_r10pct', which the grid point k_r='10%' of methods.x also gets")
+
+
+# ------------------------------------------------------------------------------- names the file system refuses
+@pytest.mark.parametrize("section", ["datasets", "inputs", "methods"])
+def test_over_long_names_are_refused(section):
+    cfg = config()
+    name = "n" * (MAX_NAME_BYTES + 1)
+    cfg[section][name] = cfg[section].pop(next(iter(cfg[section])))
+    key = {"datasets": "dataset", "inputs": "inputs"}.get(section)
+    if key:
+        cfg["runs"][0][key] = name
+    else:
+        cfg["runs"][0]["methods"] = [name]
+    message = refused(cfg)
+    assert message.startswith(f"config key {section}: the name 'nnnn")
+    assert f"has {MAX_NAME_BYTES + 1} bytes; allowed: at most {MAX_NAME_BYTES}" in message
+
+
+def test_grid_names_too_long_are_refused():
+    cfg = config(e={"method": "cova_e1", "grid": {"alpha": [0.5]}})
+    long_name = "e" * (MAX_NAME_BYTES - 5)
+    cfg["methods"][long_name] = cfg["methods"].pop("e")
+    cfg["runs"][0]["methods"] = [long_name]
+    message = refused(cfg)
+    assert message.startswith(f"config key methods.{long_name}.grid: the generated name ")
+    assert "-alpha0.5' has" in message
+
+
+@pytest.mark.parametrize("name", ["CON", "nul", "Com1.x", "lpt9"])
+def test_device_names_are_refused(name):
+    cfg = config()
+    cfg["inputs"][name] = cfg["inputs"].pop("means")
+    cfg["runs"][0]["inputs"] = name
+    message = refused(cfg)
+    assert message.startswith(f"config key inputs: {name!r} is not allowed; names before a '.' must not be one")
+
+
+@pytest.mark.parametrize("name", RESERVED_DATASET_NAMES)
+def test_dataset_named_like_a_results_folder_is_refused(name):
+    cfg = config()
+    cfg["datasets"][name] = cfg["datasets"].pop("sinusoid")
+    cfg["runs"][0]["dataset"] = name
+    assert refused(cfg).startswith(f"config key datasets: {name!r} is not allowed; results/{name}/ holds")
+
+
+# ------------------------------------------------------------------------------------- self-referring configs
+@pytest.mark.parametrize("text,key,outer", [
+    ("seed: 0\nmethods: &m\n  x: {method: pca, params: *m}\n", "methods.x.params", "methods"),
+    ("seed: 0\na: &l [1, *l]\n", "a[1]", "a"),
+    ("&top\nseed: 0\nself: *top\n", "self", "<top level>"),
+])
+def test_self_referring_yaml_is_refused(tmp_path, text, key, outer):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        read_config_file(path)
+    assert str(err.value).startswith(f"config file {path}: config key {key}: refers to its enclosing block {outer}")
+
+
+def test_shared_aliases_that_do_not_recurse_are_fine(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(BASE) + "metrics: &m {n_neighbors: 5}\nother: [*m, *m]\n")
+    assert read_config_file(path)["other"][0] == {"n_neighbors": 5}
+
+
+def test_self_referring_dict_is_refused_by_validate_config():
+    cfg = config()
+    cfg["methods"]["pca"]["params"] = cfg["methods"]["pca"]
+    assert refused(cfg).startswith("config key methods.pca.params: refers to its enclosing block methods.pca")
+
+
+# --------------------------------------------------------------------------- sizes known from the loader's n
+def test_default_graph_size_on_small_generated_data_names_what_to_set():
+    cfg = config()
+    del cfg["inputs"]["means"]["weights"]["n_neighbors"]  # the default, 50
+    cfg["datasets"]["sinusoid"]["params"]["n_samples"] = 40
+    assert refused(cfg) == (
+        "config key inputs.means.weights.n_neighbors: 50 (the default of weights kind 'euclidean_max') is not "
+        "allowed for runs[0]: dataset 'sinusoid' has 40 samples (params.n_samples=40), and the weight graph needs "
+        "n_neighbors < n (each sample's own row excluded); set inputs.means.weights.n_neighbors to at most 39")
+    cfg["inputs"]["means"]["weights"]["n_neighbors"] = 39
+    validate_config(cfg)
+
+
+def test_default_score_neighbourhood_on_small_generated_data_names_what_to_set():
+    cfg = config()
+    cfg["datasets"]["sinusoid"]["params"] = {"n_samples": 24, "n_cohorts": 2}
+    message = refused(cfg)
+    assert message.startswith("config key metrics.n_neighbors: 12 (the default) is not allowed for runs[0]: dataset "
+                              "'sinusoid' has 24 samples (params.n_samples=24)")
+    assert "set metrics.n_neighbors to at most 11 or give datasets.sinusoid.params.n_samples at least 25" in message
+    cfg["metrics"] = {"n_neighbors": 11}
+    validate_config(cfg)
+
+
+def test_loader_default_sample_count_is_used():
+    cfg = config()
+    cfg["datasets"]["sinusoid"]["params"] = {}  # the loader's default n_samples, 1000
+    cfg["metrics"] = {"n_neighbors": 500}
+    assert "has 1000 samples (loader 'sinusoid''s default n_samples=1000)" in refused(cfg)
+    cfg["metrics"] = {"n_neighbors": 499}
+    validate_config(cfg)
+
+
+# ------------------------------------------------------------------------------------------- very large plans
+def test_a_plan_far_larger_than_usual_says_so(caplog, tmp_path):
+    points = LARGE_ENTRY_JOBS // 2 + 1
+    cfg = config(e1={"method": "cova_e1", "grid": {"alpha": [round(i / points, 6) for i in range(1, points + 1)]}})
+    notices = [n for n in Plan(cfg).notices if "methods.e1" in n]
+    assert notices == [f"NOTICE: config key methods.e1: {points} grid point(s) on 1 dataset and inputs pair(s) "
+                       f"give {points} runs, {2 * points} jobs (embed and score each), more than {LARGE_ENTRY_JOBS}; "
+                       f"shorten the grid's lists if that is not meant."]
+    cfg["methods"]["e1"]["grid"]["alpha"] = cfg["methods"]["e1"]["grid"]["alpha"][:-1]
+    assert not [n for n in Plan(cfg).notices if "methods.e1" in n]
+    from cova.cli import main
+    path = tmp_path / "big.yaml"
+    cfg["methods"]["e1"]["grid"]["alpha"].append(1.0)
+    path.write_text(yaml.safe_dump(cfg))
+    with caplog.at_level(logging.WARNING, logger="cova"):
+        assert main(["check-config", "--configfile", str(path), "--workdir", str(tmp_path)]) in (0, None)
+    assert f"{2 * points} jobs" in caplog.text
