@@ -136,3 +136,83 @@ def test_an_embedding_wider_than_its_n_components_is_refused():
     with pytest.raises(ValueError, match=r"_TooWide returned an embedding of 3 columns, more than its "
                                          r"n_components = 2"):
         _TooWide().fit(X)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Point 3: every text from a configuration that reaches a page is escaped (experiment pages, scores pages, the
+# study page, the scorecard, DOSNES's interactive sphere page)
+
+#: what a shared configuration could put in a title, caption, note or name to run a script in the reader's browser
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>'\"<!--"
+
+
+def assert_escaped(text: str, scripts: int = 1) -> None:
+    """No hostile markup survives; the text is still shown (escaped); only the page's own ``scripts`` run."""
+    assert "<script>alert" not in text and "<img src=x" not in text and "<!--" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert text.count("<script") == scripts
+
+
+def experiment_spec(tmp_path) -> dict:
+    return {"name": "e" + HOSTILE, "title": "T" + HOSTILE, "caption": "C" + HOSTILE, "notes": "N" + HOSTILE,
+            "paper": "cova", "reference": None, "claims": [],
+            "runs": [{"dataset": "d" + HOSTILE, "inputs": "i" + HOSTILE, "entry": "m" + HOSTILE,
+                      "group": "g" + HOSTILE, "method": "pca", "scores": str(tmp_path / "run" / "scores.json")}]}
+
+
+def test_experiment_page_escapes_title_caption_notes_and_names(tmp_path):
+    import pandas as pd
+
+    from cova.experiments.page import write_tables
+
+    out = {"csv": str(tmp_path / "e.csv"), "html": str(tmp_path / "e.html"), "png": str(tmp_path / "e.png")}
+    table = pd.DataFrame([{"dataset": "d" + HOSTILE, "method_entry": "m" + HOSTILE, "S_n": 0.5}])
+    write_tables(experiment_spec(tmp_path), table, out)
+    text = (tmp_path / "e.html").read_text()
+    assert_escaped(text)
+    for shown in ("T&lt;script&gt;", "C&lt;script&gt;", "N&lt;script&gt;", "d&lt;script&gt;", "m&lt;script&gt;"):
+        assert shown in text
+
+
+def test_scores_page_escapes_title_note_and_cells(tmp_path):
+    import pandas as pd
+
+    from cova.viz.tables import write_scores_html
+
+    table = pd.DataFrame([{"dataset": "d" + HOSTILE, "method_entry": "m" + HOSTILE, "method": "pca",
+                           "inputs": "i" + HOSTILE, "inputs_id": "x", "params_id": "p", "n_samples": 9,
+                           "n_cohorts": 2, "status": "ok" + HOSTILE, HOSTILE: 1.0}])
+    write_scores_html(table, tmp_path / "s.html", title="S" + HOSTILE, note="n" + HOSTILE)
+    assert_escaped((tmp_path / "s.html").read_text())
+
+
+def test_study_page_escapes_names_titles_and_grid_values(tmp_path):
+    from cova.experiments.study_page import write_study_page
+
+    run = {"dataset": "d" + HOSTILE, "entry": "m" + HOSTILE, "group": "m", "method": "pca", "inputs": "i",
+           "grid": {"alpha": HOSTILE}, "scores": str(tmp_path / "scores.json"),
+           "scatter": str(tmp_path / ("s" + "'><script>x</script>.png"))}
+    spec = {"name": "st" + HOSTILE, "datasets": ["d" + HOSTILE], "runs": [run], "exports": [],
+            "experiments": [{"name": "x" + HOSTILE, "protocol": "compare", "title": "T" + HOSTILE,
+                             "html": str(tmp_path / "x.html"), "png": str(tmp_path / "x.png")}]}
+    (tmp_path / "scores.json").write_text('{"status": "ok", "n_samples": 3, "S_n": 0.5}')
+    write_study_page(spec, str(tmp_path / "study.html"), str(tmp_path / "study.csv"))
+    assert_escaped((tmp_path / "study.html").read_text(), scripts=0)
+
+
+def test_scorecard_escapes_the_about_line(tmp_path):
+    from cova.experiments.scorecard import write_scorecard
+
+    write_scorecard([], tmp_path / "card.csv", tmp_path / "card.html", about="A" + HOSTILE)
+    assert_escaped((tmp_path / "card.html").read_text(), scripts=0)
+
+
+def test_sphere_page_keeps_names_inside_its_script():
+    """Names go into the page's script as JSON: a name holding ``</script>`` or ``<!--`` must not end it."""
+    from cova.viz.sphere_page import SphereView, sphere_page
+
+    view = SphereView(title="v" + HOSTILE, Z=np.eye(3), labels=np.array([0, 1, 1]),
+                      label_names=["a" + HOSTILE, "b"], names=[HOSTILE, "</script>", "<!--"])
+    text = sphere_page([view], "P" + HOSTILE)
+    assert_escaped(text, scripts=2)  # the sorting script of every page and the sphere's own
+    assert "</script>" not in text.split("const VIEWS=", 1)[1].split(";", 1)[0]
