@@ -122,6 +122,7 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             _check_dataset_graph(config, run, at)
             _check_cohort_count(config, run, at)
             _check_sample_count(config, run, at)
+            _check_prototype_dimension(config, run, at)
     for name, e in experiments.items():
         if "reference" in e and e["reference"] not in REFERENCE:
             raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
@@ -366,6 +367,58 @@ def _check_cohort_count(config: dict[str, Any], run: dict[str, Any], where: str)
                               f"({known[1]}); {err}") from None
 
 
+
+
+def known_prototype_dimension(config: dict[str, Any], run: dict[str, Any]) -> tuple[int, str] | None:
+    """(k, where it comes from) of the prototypes Υ that run's inputs block builds, when the configuration fixes
+    it: ``given`` rows (their length), the generated kinds (2), ``means`` on PCA features (their ``n_components``)
+    or on a dataset whose loader fixes its columns (``places_shaped``'s ``n_features``, a ``generic`` loader's
+    ``features`` list); else ``None`` (the embed step checks the built Υ)."""
+    from ..datasets import LOADERS
+    from ..inputs import check_inputs_block
+
+    name = run["inputs"]
+    raw = config["inputs"][name]
+    if "prototypes" not in raw:
+        return None
+    block = check_inputs_block({k: v for k, v in raw.items() if k != "resources"}, f"inputs.{name}")
+    recipe, key = block["prototypes"], f"inputs.{name}.prototypes"
+    if recipe["kind"] == "given" and recipe.get("given"):
+        return max(len(row) for row in recipe["given"]), f"{key}.given (rows of that many coordinates)"
+    if recipe["kind"] != "means":
+        return 2, f"{key}.kind {recipe['kind']!r}"
+    features = block.get("features") or {"kind": "raw"}
+    if recipe["space"] == "features" and features["kind"] == "pca":
+        return int(features["n_components"]), f"{key}.kind 'means' on inputs.{name}.features.n_components"
+    if recipe["space"] == "features" and features["kind"] != "raw":
+        return None
+    ds = config["datasets"][run["dataset"]]
+    params = ds.get("params", {})
+    if ds["loader"] == "places_shaped":
+        d = params.get("n_features", inspect.signature(LOADERS["places_shaped"]).parameters["n_features"].default)
+        return int(d), f"{key}.kind 'means' on the n_features = {d} columns of dataset {run['dataset']!r}"
+    if ds["loader"] == "generic" and isinstance(params.get("features"), list):
+        return len(params["features"]), (f"{key}.kind 'means' on the {len(params['features'])} columns of "
+                                         f"datasets.{run['dataset']}.params.features")
+    return None
+
+
+def _check_prototype_dimension(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
+    """Refuse a run whose method embeds in the dimension of its prototypes (reads ``prototypes``) when the
+    configuration fixes that dimension outside 1-3 (:func:`known_prototype_dimension`,
+    :func:`cova.methods.check_prototype_dimension`)."""
+    from ..methods import METHODS, check_prototype_dimension
+
+    known = known_prototype_dimension(config, run)
+    if known is None:
+        return
+    for entry in run["methods"]:
+        m = config["methods"][entry]
+        if any("prototypes" in METHODS[m["method"]](**params).requires() for _, params, _ in expand_grid(entry, m)):
+            try:
+                check_prototype_dimension(known[0], f"method entry {entry!r} ({m['method']})", known[1])
+            except ValueError as err:
+                raise ConfigError(f"config key {where}: {err}") from None
 
 
 def _ref(config: dict[str, Any], section: str, name: str, where: str) -> None:

@@ -43,6 +43,39 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
         )
 
 
+#: The most columns an embedding may have: a visualisation is drawn on a line, in the plane or in 3-D.
+MAX_DISPLAY_DIMENSIONS = 3
+#: What to write instead of prototypes of too many columns (the message of :func:`check_prototype_dimension`).
+PROTOTYPE_DIMENSION_HELP = ("use a prototypes kind that places the cohorts in the plane (mds, tsne, sne, laplacian, "
+                            "loe, spe, ldmgi, ring), 'given' rows of 2 or 3 coordinates, or kind 'means' on features "
+                            "of at most 3 columns (e.g. features: {kind: pca, n_components: 2})")
+
+
+def check_prototype_dimension(k: int, method: str, source: str) -> None:
+    """Refuse prototypes Υ of ``k`` columns for ``method``, which embeds in their dimension (COVA Eqs. 5-8: Z is
+    l × k with the k of Υ), unless 1 ≤ k ≤ :data:`MAX_DISPLAY_DIMENSIONS`: the cohort means of 10,000-column data
+    would give a 10,000-dimensional "visualisation" (and an l × 10,000 score step). ``source`` says where Υ comes
+    from (an inputs block and its prototypes kind). The configuration check calls it when k is known from the
+    configuration (:mod:`cova.config.checks`), the COVA estimators on the prototypes they get
+    (:func:`embedding_prototypes`)."""
+    if not 1 <= k <= MAX_DISPLAY_DIMENSIONS:
+        raise ValueError(f"{method} embeds in the dimension of its prototypes, and {source} has k = {k} columns: the "
+                         f"result would be a {k}-dimensional embedding, not a visualisation (1 to "
+                         f"{MAX_DISPLAY_DIMENSIONS} columns); {PROTOTYPE_DIMENSION_HELP}")
+
+
+def embedding_prototypes(inputs: Inputs, method: str) -> np.ndarray:
+    """The prototypes Υ (c, k) of ``inputs`` as float64, for a method whose embedding has their k columns, after
+    :func:`check_prototype_dimension` (the inputs block's prototypes kind named in the message)."""
+    P = np.asarray(inputs.prototypes, dtype=np.float64)
+    if P.ndim != 2:
+        raise ValueError(f"{method}: the prototypes must be a (cohorts × k) array; got shape {P.shape}")
+    recipe = inputs.spec.get("prototypes")
+    kind = f" (prototypes kind {recipe['kind']!r})" if isinstance(recipe, dict) and "kind" in recipe else ""
+    check_prototype_dimension(P.shape[1], method, f"the inputs' prototypes{kind}")
+    return P
+
+
 def relation_matrix(inputs: Inputs, name: str) -> Any:
     """The run's relation matrix (sparse m×n), or a ``ValueError`` saying that method ``name`` needs a relation
     inputs block."""
@@ -131,7 +164,7 @@ class Embedder(BaseEstimator):
             if y is not None or inputs is not None:
                 raise ValueError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
                                  f"already carries its labels and graphs")
-            return self._fit(X)
+            return self._fit(X)._check_columns()
         from ..inputs.defaults import array_inputs
 
         need = self.requires()
@@ -142,11 +175,21 @@ class Embedder(BaseEstimator):
         built, classes = array_inputs(X, y, need, type(self).__name__, block=inputs, seed=seed)
         if y is not None:
             self.classes_ = np.asarray(classes, dtype=object)
-        self._fit(built)
-        return self
+        return self._fit(built)._check_columns()
 
     def _fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
         raise NotImplementedError
+
+    def _check_columns(self) -> "Embedder":
+        """Refuse a fitted embedding with more columns than the declared ``n_components`` (for an estimator that
+        declares one): the scores and figures would read columns the configuration never asked for."""
+        declared = getattr(self, "n_components", None)
+        Z = getattr(self, "embedding_", None)
+        if isinstance(declared, (int, np.integer)) and Z is not None and np.ndim(Z) == 2 and Z.shape[1] > declared:
+            raise ValueError(f"{type(self).__name__} returned an embedding of {Z.shape[1]} columns, more than its "
+                             f"n_components = {int(declared)}; the parameter n_components sets the columns of the "
+                             f"embedding (a method entry's params.n_components)")
+        return self
 
     def fit_transform(self, X: Any, y: Any = None, *, inputs: dict[str, Any] | None = None) -> np.ndarray:
         """Fit (:meth:`fit`, on :class:`~cova.inputs.Inputs` or on arrays) and return the embedding ``embedding_``."""

@@ -114,7 +114,7 @@ def sphere_page(views: Sequence[SphereView], title: str, intro_html: str = "", t
     style = (".view{display:inline-block;vertical-align:top;margin:0 16px 16px 0}"
              "canvas{border:1px solid #ddd;cursor:grab} .tip{height:1.2em;font-size:90%} .legend{max-width:560px;"
              "font-size:85%} .view h2{font-size:110%}")
-    views_json = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    views_json = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")  # no tag or comment in the script
     body = (f"{intro_html}<p>Drag to rotate, scroll to zoom, hover over a point for its name and cohort. Spherical "
             "embeddings are shown on the unit sphere, others scaled into the unit ball; points behind the centre are "
             f"faded.</p>{''.join(panels)}{table_html}<script>const VIEWS={views_json};{_SCRIPT}</script>")

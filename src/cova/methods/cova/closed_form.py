@@ -11,7 +11,7 @@ from ...constraints import NON_NEGATIVE, POSITIVE, UNIT, StrOptions
 from ...inputs import Inputs
 from ...manifolds.cg import jacobi_cg
 from ...objectives.cova import e1_diagonal, e1_system
-from ..base import Embedder, InterpolatesNewPoints
+from ..base import Embedder, InterpolatesNewPoints, embedding_prototypes
 
 #: ``CovaE1(solver="auto")`` factorises M (SuperLU) up to this many samples and uses Jacobi-CG above.
 E1_DIRECT_MAX_SAMPLES = 5_000
@@ -61,7 +61,8 @@ class CovaE1(InterpolatesNewPoints, Embedder):
 
     def _fit(self, inputs: Inputs) -> "CovaE1":
         self._validate_params()
-        W, R, P = inputs.W, inputs.R, inputs.prototypes
+        W, R = inputs.W, inputs.R
+        P = embedding_prototypes(inputs, type(self).__name__)
         l = W.shape[0]
         zeta = self.zeta
         if zeta is None:

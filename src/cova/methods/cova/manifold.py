@@ -24,7 +24,7 @@ from ...manifolds import (
 )
 from ...objectives import AUTO_EXACT_MAX_SAMPLES, kl_entropy, resolve_repulsion_method
 from ...objectives.cova import KL_METHODS, RULES, cova_objective
-from ..base import Embedder, InterpolatesNewPoints
+from ..base import Embedder, InterpolatesNewPoints, embedding_prototypes
 from .closed_form import CovaE1
 
 log = logging.getLogger("cova")
@@ -170,7 +170,7 @@ class _CovaManifold(InterpolatesNewPoints, Embedder):
     def _fit(self, inputs: Inputs) -> "_CovaManifold":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
-        prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
+        prototypes = embedding_prototypes(inputs, type(self).__name__)
         k = prototypes.shape[1]
         rho = prototype_radius(prototypes)
         Z0 = self._initial_embedding(inputs, k, rho)

@@ -37,7 +37,7 @@ from ...objectives.cova import (
     laplacian_gram,
     prototype_distance_weights,
 )
-from ..base import Embedder
+from ..base import Embedder, embedding_prototypes
 
 log = logging.getLogger("cova")
 
@@ -143,7 +143,7 @@ class _CovaProjection(Embedder):
     def _fit(self, inputs: Inputs) -> "_CovaProjection":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
-        prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
+        prototypes = embedding_prototypes(inputs, type(self).__name__)
         k = prototypes.shape[1]
         rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
         F = rf.fit_transform(inputs.X)
@@ -269,7 +269,7 @@ class EigenCova(Embedder):
     def _fit(self, inputs: Inputs) -> "EigenCova":
         self._validate_params()
         W, R = inputs.W, np.asarray(inputs.R, dtype=float)
-        prototypes = np.asarray(inputs.prototypes, dtype=np.float64)
+        prototypes = embedding_prototypes(inputs, type(self).__name__)
         k = prototypes.shape[1]
         rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
         F = rf.fit_transform(inputs.X)
