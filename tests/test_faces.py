@@ -136,7 +136,7 @@ def _config(dataset: str, renderer: str) -> dict:
     return {"seed": 0,
             "datasets": {"faces": {"loader": "sculpt_faces", "params": {"n_samples": 30, "image_size": 16}},
                          "curve": {"loader": "s_curve", "params": {"n_samples": 30}}},
-            "inputs": {"x": {"weights": {"kind": "euclidean_max"}, "confidence": {"kind": "eq12"},
+            "inputs": {"x": {"weights": {"kind": "euclidean_max", "n_neighbors": 10}, "confidence": {"kind": "eq12"},
                              "prototypes": {"kind": "means"}}},
             "methods": {"pca": {"method": "pca"}},
             "runs": [{"dataset": "faces", "inputs": "x", "methods": ["pca"]}],

@@ -57,7 +57,7 @@ LINE = re.compile(r"iteration (\d+)(/\d+)?, (\d+\.\d) s|epoch \d+/\d+, \d+\.\d s
 def blobs() -> Inputs:
     rng = np.random.default_rng(0)
     labels = np.repeat(np.arange(3), 15)
-    X = 4.0 * np.eye(5)[labels] + rng.normal(0.0, 0.5, (45, 5))
+    X = 4.0 * np.eye(3)[labels] + rng.normal(0.0, 0.5, (45, 3))  # means prototypes: k = 3 columns
     return build_inputs(Dataset(X, labels, list("abc")), SPEC)
 
 
