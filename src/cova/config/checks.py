@@ -263,18 +263,23 @@ COHORT_PARAMETERS: dict[str, tuple[str, ...]] = {
 }
 
 
+def loader_param(ds: dict[str, Any], key: str) -> Any:
+    """Parameter ``key`` of dataset entry ``ds``: its configured value, else its loader's default."""
+    from ..datasets import LOADERS
+
+    params = ds.get("params", {})
+    return params[key] if key in params else inspect.signature(LOADERS[ds["loader"]]).parameters[key].default
+
+
 def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
     """(number of cohorts, how it follows from the params) of a dataset entry whose loader fixes it
     (:data:`COHORT_PARAMETERS`; ``places2`` only with ``n_classes`` set; one for a ``generic`` file without a
     label column), else ``None``."""
-    from ..datasets import LOADERS
-
     if is_unlabelled(ds):
         return 1, "a generic file read without a label column (params.label)"
     if ds["loader"] not in COHORT_PARAMETERS:
         return None
-    defaults = {k: p.default for k, p in inspect.signature(LOADERS[ds["loader"]]).parameters.items()}
-    values = {k: ds.get("params", {}).get(k, defaults[k]) for k in COHORT_PARAMETERS[ds["loader"]]}
+    values = {k: loader_param(ds, k) for k in COHORT_PARAMETERS[ds["loader"]]}
     if None in values.values():
         return None
     how = ", ".join(f"{k}={v}" for k, v in values.items()) or "one cohort by design"
@@ -292,16 +297,12 @@ SAMPLE_PARAMETERS: dict[str, str] = {
 def known_sample_count(ds: dict[str, Any]) -> tuple[int, str] | None:
     """(number of samples, the parameter that sets it) of a dataset entry whose loader fixes it
     (:data:`SAMPLE_PARAMETERS`), else ``None``. A run's inputs block may keep fewer (a subset), never more."""
-    from ..datasets import LOADERS
-
     key = SAMPLE_PARAMETERS.get(ds["loader"])
     if key is None:
         return None
-    params = ds.get("params", {})
-    if key in params:
-        return int(params[key]), f"params.{key}={params[key]}"
-    default = inspect.signature(LOADERS[ds["loader"]]).parameters[key].default
-    return int(default), f"loader {ds['loader']!r}'s default {key}={default}"
+    n = loader_param(ds, key)
+    return int(n), (f"params.{key}={n}" if key in ds.get("params", {})
+                    else f"loader {ds['loader']!r}'s default {key}={n}")
 
 
 def _check_sample_count(config: dict[str, Any], run: dict[str, Any], where: str) -> None:
@@ -374,7 +375,6 @@ def known_prototype_dimension(config: dict[str, Any], run: dict[str, Any]) -> tu
     it: ``given`` rows (their length), the generated kinds (2), ``means`` on PCA features (their ``n_components``)
     or on a dataset whose loader fixes its columns (``places_shaped``'s ``n_features``, a ``generic`` loader's
     ``features`` list); else ``None`` (the embed step checks the built Υ)."""
-    from ..datasets import LOADERS
     from ..inputs import check_inputs_block
 
     name = run["inputs"]
@@ -395,7 +395,7 @@ def known_prototype_dimension(config: dict[str, Any], run: dict[str, Any]) -> tu
     ds = config["datasets"][run["dataset"]]
     params = ds.get("params", {})
     if ds["loader"] == "places_shaped":
-        d = params.get("n_features", inspect.signature(LOADERS["places_shaped"]).parameters["n_features"].default)
+        d = loader_param(ds, "n_features")
         return int(d), f"{key}.kind 'means' on the n_features = {d} columns of dataset {run['dataset']!r}"
     if ds["loader"] == "generic" and isinstance(params.get("features"), list):
         return len(params["features"]), (f"{key}.kind 'means' on the {len(params['features'])} columns of "
