@@ -23,10 +23,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 import yaml
 
+import requirements
 from snakemake_output import job_stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,11 +42,9 @@ PARTITION = "debug"  # the partition of workflow/profiles/slurm, as in Debian's 
 pytestmark = pytest.mark.slow
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip, or fail under CI=true, where the cluster path must run."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and the SLURM test cannot run: {reason}")
-    pytest.skip(reason)
+    requirements.unavailable("the SLURM test", reason)
 
 
 def plugin_installed() -> bool:
