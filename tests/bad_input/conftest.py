@@ -1,5 +1,5 @@
 """A refused config writes nothing: around every test of the config checks (test_config.py) nothing may be written
-in the project (its results/ and data/ included), in the folder the check runs in, in the temporary folder, or
+in the project (but for the folders a concurrent run writes), in the folder the check runs in, in the temporary folder, or
 beside the test's own config files in ``tmp_path``."""
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: test modules whose every test is a config check (validate_config, read_config_file, Plan, check-config)
 CONFIG_CHECK_MODULES = frozenset({"test_config.py"})
+
+#: the project's folders a workflow writes while these tests run (see below)
+RUN_FOLDERS = ("results", "data", ".snakemake")
 
 #: what those tests write themselves into their tmp_path: the config files they check
 OWN_FILES = ("*.yaml", "*.yml")
@@ -34,7 +37,10 @@ def config_checks_write_nothing(request, tmp_path, tmp_path_factory, monkeypatch
     monkeypatch.setenv("TMPDIR", str(temp))
     project = snapshot(ROOT)
     yield
-    assert_nothing_outside(ROOT, project)
+    # The project's own results/, data/ and .snakemake/ are left out: other tests (other pytest-xdist workers) and a
+    # workflow started in the checkout write there meanwhile. A check writes its outputs relative to the folder it
+    # runs in, which is the fresh ``work`` folder checked below.
+    assert_nothing_outside(ROOT, project, inside=RUN_FOLDERS)
     for folder in (work, temp):
         assert_nothing_outside(folder, {})
     assert_nothing_outside(tmp_path, {}, own=OWN_FILES)
