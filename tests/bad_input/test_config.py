@@ -219,7 +219,6 @@ def test_fft_repulsion_on_prototypes_of_three_columns_is_refused_before_any_job(
 def test_the_estimator_refuses_by_the_same_rule():
     import numpy as np
 
-    from cova.inputs import Inputs
     from cova.methods import make_method
 
     rng = np.random.default_rng(0)
