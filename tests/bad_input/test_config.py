@@ -270,3 +270,60 @@ def test_coembed_grid_dict_is_checked_by_the_estimator():
     with pytest.raises(ValueError, match=r"CoEmbedding parameter grid.xi \(a method entry's params.grid.xi\): "
                                          r"\[4\] is not allowed"):
         make_method("coembed", {"grid": {**GRID, "xi": [4]}})._validate_params()
+
+
+# ----------------------------------------------------------- method sizes known from the loader (n) or features (d)
+def test_method_neighbourhood_larger_than_a_generated_dataset_is_refused_before_any_job():
+    cfg = config(iso={"method": "isomap", "params": {"n_neighbors": 60}})
+    assert refused(cfg) == (
+        "config key methods.iso.params.n_neighbors: 60 is not allowed for runs[0]: dataset 'sinusoid' has 60 "
+        "samples (params.n_samples=60), and the neighbourhood graph needs n_neighbors < n (a sample is not its own "
+        "neighbour); allowed: at most 59")
+    cfg["methods"]["iso"]["params"]["n_neighbors"] = 59
+    validate_config(cfg)
+
+
+def test_method_size_guard_on_a_generated_dataset_names_the_default():
+    cfg = config(mds={"method": "mds", "params": {"n_init": 1}})
+    cfg["datasets"]["sinusoid"]["params"]["n_samples"] = 6000  # over MDS's default guard, 5,000
+    message = refused(cfg)
+    assert message.startswith("config key methods.mds.params.max_samples: 5000 (the default) is not allowed for "
+                              "runs[0]: dataset 'sinusoid' has 6000 samples (params.n_samples=6000); MDS is O(l²)")
+    assert "raise max_samples deliberately" in message
+    cfg["inputs"]["means"]["subset"] = {"n_per_class": 100}  # fewer samples: the guard is the job's to check
+    validate_config(cfg)
+
+
+def test_perplexity_against_n_in_a_grid_names_the_grid_point():
+    cfg = config(t={"method": "tsne_sklearn", "grid": {"perplexity": [10, 60]}})
+    assert refused(cfg).startswith(
+        "config key methods.t.grid.perplexity: 60 is not allowed for runs[0]: dataset 'sinusoid' has 60 samples")
+
+
+def test_n_components_above_the_known_columns_is_refused_before_any_job():
+    cfg = config(nca={"method": "nca", "params": {"n_components": 3}})
+    cfg["inputs"]["means"]["features"] = {"kind": "pca", "n_components": 2}
+    assert refused(cfg) == (
+        "config key methods.nca.params.n_components: 3 is not allowed for runs[0]: inputs block 'means' gives X of "
+        "2 columns (inputs.means.features.n_components), and NCA's directions lie in the data space; allowed: at "
+        "most 2")
+
+
+def test_hessian_eigenmaps_neighbourhood_is_refused_before_any_job():
+    cfg = config(h={"method": "hlle", "params": {"n_neighbors": 9, "n_components": 3}})
+    assert refused(cfg).startswith("config key methods.h.params.n_neighbors: 9 is not allowed: Hessian eigenmaps "
+                                   "need n_neighbors greater than n_components (n_components + 3) / 2 = 9")
+
+
+def test_check_config_command_exits_non_zero_naming_the_key(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config(t={"method": "tsne_affinity",
+                                             "params": {"n_components": 3, "kl_method": "fft"}})))
+    done = subprocess.run([sys.executable, "-m", "cova", "check-config", "--configfile", str(path), "--workdir",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "config key methods.t.params.kl_method: 'fft' is not allowed" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
