@@ -339,9 +339,9 @@ def test_estimator_without_search_and_with_an_explicit_grid():
     ({"gamma": 4.0}, "gamma"), ({"search": "ga"}, "search"), ({"grid": "huge"}, "grid"),
     ({"k_r": "five"}, "'k_r' parameter .* percentage such as"), ({"k_c": "all-100"}, "k_c: .*leaves"),
     ({"k_r": 31}, "k_r: .* 1 and 30"), ({"k_r": 0}, "k_r"),
-    ({"search": "grid", "grid": {"eta1": [1.0]}}, "exactly the keys"),
-    ({"search": "grid", "grid": {"eta1": [11.0], "eta2": [1.0], "xi": [1.0], "gamma": [0.0]}}, r"eta1.*\[0, 10\]"),
-    ({"search": "grid", "grid": {"eta1": [1.0], "eta2": [1.0], "xi": [0.0], "gamma": [0.0]}}, r"xi.*\(0, 3\]"),
+    ({"search": "grid", "grid": {"eta1": [1.0]}}, r"grid.eta2 .*: required"),
+    ({"search": "grid", "grid": {"eta1": [11.0], "eta2": [1.0], "xi": [1.0], "gamma": [0.0]}}, r"grid.eta1 .*\[0.0, 10.0\]"),
+    ({"search": "grid", "grid": {"eta1": [1.0], "eta2": [1.0], "xi": [0.0], "gamma": [0.0]}}, r"grid.xi .*\(0.0, 3.0\]"),
 ])
 def test_bad_parameters_are_refused(params, match):
     with pytest.raises(ValueError, match=match):

@@ -198,7 +198,7 @@ def test_one_hidden_layer_and_list_sizes():
     ("nan", r"X has 1 NaN or infinite entries \(the first at row 3, column 2\)"),
     ("unlabelled", r"labelled: no row is labelled"),
     ("one_class", r"labels: the 25 labelled rows all have the label 0"),
-    ("neighbors", r"n_neighbors = 75 must be below the number of samples l = 75"),
+    ("neighbors", r"n_neighbors .*: 75 is not allowed: the inputs' X has 75 rows, .*allowed: at most 74"),
     ("hidden", r"hidden_sizes must be one positive int or a non-empty list of them; got \[16, 0\]"),
     ("unfitted", r"not fitted yet"),
 ])

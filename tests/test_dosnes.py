@@ -192,7 +192,7 @@ def test_auto_learning_rate_and_methods() -> None:
     assert est.learning_rate_ == 50.0 and est.kl_method_ == "exact"
     est = make_method("tsne_affinity", {"max_iter": 2, "learning_rate": "auto"}).fit(Inputs(W=W))
     assert est.learning_rate_ == 50.0
-    with pytest.raises(ValueError, match="n_components = 2"):
+    with pytest.raises(ValueError, match="works in 1 or 2 dimension"):
         make_method("tsne_affinity", {"n_components": 3, "kl_method": "fft"}).fit(Inputs(W=W))
 
 

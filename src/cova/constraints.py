@@ -8,8 +8,10 @@ Every configurable thing declares its options beside its code in the same form:
 - a **loader**, an **inputs-block kind** (a weight graph, a normalisation, a confidence, a prototype recipe, ...)
   or a **renderer** is a function decorated with :func:`declare`: the table is its ``_parameter_constraints`` and
   the defaults are its keyword defaults; the decorator also checks every call (scikit-learn's ``validate_params``);
-- cross-field rules (e.g. "``kl_method='fft'`` needs ``n_components=2``") sit beside the table as
-  ``_option_rules`` (:data:`Rule`);
+- cross-field rules (e.g. "``kl_method='fft'`` needs ``n_components=2``") and rules against the sizes of the
+  data (``n_neighbors`` < n, a size guard, :class:`Known`) sit beside the table as ``_option_rules``
+  (:data:`Rule`); a method's rules are checked by the configuration check with the sizes the configuration fixes
+  and by the estimator itself on the data it is fitted on;
 - a choice among declared things by a ``kind`` key is a :class:`Kinds` registry.
 
 :func:`check_options` validates a config block against any of them with the same messages (``config key
@@ -23,7 +25,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval as _Interval
@@ -40,8 +42,8 @@ from sklearn.utils._param_validation import StrOptions as _StrOptions
 __all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
            "integer", "UNIT",
            "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT", "SEED", "SEED_OR_NONE", "MAX_SAMPLES",
-           "IntOptions", "NON_EMPTY_STR", "explain", "Block", "ListOf", "Declaration", "Kinds", "Rule",
-           "OptionError", "declare", "parameter_constraints",
+           "IntOptions", "NON_EMPTY_STR", "explain", "Block", "ListOf", "Declaration", "Kinds", "Rule", "Known",
+           "OptionError", "declare", "parameter_constraints", "broken_rule",
            "option_defaults", "check_options", "REQUIRED", "describe"]
 
 Closed = Literal["left", "right", "both", "neither"]
@@ -145,8 +147,22 @@ def explain(error: InvalidParameterError) -> tuple[str, str]:
 # ----------------------------------------------------------------------------------------------------------------
 #: A cross-field rule: ``rule(options, context)`` returns ``(option, what is wrong)`` or ``None``. ``options`` are the
 #: block's values with the defaults filled in; ``context`` is what the caller knows beyond the block (e.g. an
-#: experiment's runs), empty when it knows nothing.
+#: experiment's runs), empty when it knows nothing. A rule checks what it can from what the context holds and passes
+#: when the context lacks what it needs, so the same rule runs before any job (context: what the configuration
+#: fixes) and in the estimator (context: the data it is fitted on).
 Rule = Callable[[Mapping[str, Any], Mapping[str, Any]], "tuple[str, str] | None"]
+
+
+class Known(NamedTuple):
+    """A size a method's rules check its options against (the ``context`` of a method's :data:`Rule` s):
+    ``value``, where it comes from in words (``"dataset 'sinusoid' has 60 samples (params.n_samples=60)"``, named
+    in the message) and whether it is ``exact`` (``False``: an upper bound, e.g. the samples of a dataset of which
+    an inputs block keeps a subset). The keys of a method's context: ``"n_samples"`` (the rows it is fitted on),
+    ``"n_features"`` (the columns of its X) and ``"prototype_dimension"`` (k of the prototypes Υ)."""
+
+    value: int
+    source: str
+    exact: bool = True
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -284,6 +300,7 @@ class OptionError(ValueError):
     def __init__(self, key: str, message: str):
         super().__init__(f"config key {key}: {message}")
         self.key = key
+        self.reason = message
 
 
 def describe(constraints: Sequence[Any]) -> str:
@@ -346,11 +363,21 @@ def check_options(declaration: Any, values: Any, where: str, what: str = "",
     missing = [name for name, value in out.items() if value is REQUIRED]
     if missing:
         raise OptionError(f"{where}.{missing[0]}", f"required by {what}; allowed: {describe(table[missing[0]])}")
-    for rule in getattr(declaration, "_option_rules", ()):
-        broken = rule(out, context or {})
-        if broken is not None:
-            name, reason = broken
-            value = values.get(name)  # as configured, not with the defaults filled in
-            shown = "" if value is None else f"{value!r} is not allowed: "
-            raise OptionError(f"{where}.{name}", f"{shown}{reason}")
+    broken = broken_rule(declaration, out, context)
+    if broken is not None:
+        name, reason = broken
+        value = values.get(name)  # as configured, not with the defaults filled in
+        shown = "" if value is None else f"{value!r} is not allowed: "
+        raise OptionError(f"{where}.{name}", f"{shown}{reason}")
     return out
+
+
+def broken_rule(declaration: Any, options: Mapping[str, Any],
+                context: Mapping[str, Any] | None = None) -> tuple[str, str] | None:
+    """``(option, what is wrong)`` of the first cross-field :data:`Rule` of ``declaration`` (its ``_option_rules``)
+    that ``options`` (defaults filled in) break in ``context``, else ``None``."""
+    for rule in getattr(declaration, "_option_rules", ()):
+        broken = rule(options, context or {})
+        if broken is not None:
+            return broken
+    return None

@@ -185,3 +185,145 @@ def test_a_plan_far_larger_than_usual_says_so(caplog, tmp_path):
     with caplog.at_level(logging.WARNING, logger="cova"):
         assert main(["check-config", "--configfile", str(path), "--workdir", str(tmp_path)]) in (0, None)
     assert f"{2 * points} jobs" in caplog.text
+
+
+# ------------------------------------------------------------------------ cross-parameter rules (_option_rules)
+def test_fft_repulsion_in_three_dimensions_is_refused_before_any_job():
+    cfg = config(t={"method": "tsne_affinity", "params": {"n_components": 3, "kl_method": "fft"}})
+    assert refused(cfg) == (
+        "config key methods.t.params.kl_method: 'fft' is not allowed: the 'fft' repulsion works in 1 or 2 "
+        "dimension(s) only, and n_components = 3; allowed for k = 3: ['auto', 'bh', 'exact', 'octree']")
+    cfg["methods"]["t"]["params"]["kl_method"] = "octree"
+    validate_config(cfg)
+
+
+def test_fft_repulsion_with_a_grid_of_dimensions_names_the_point():
+    cfg = config(t={"method": "tsne_affinity", "params": {"kl_method": "octree"}, "grid": {"n_components": [3, 2]}})
+    message = refused(cfg)
+    assert message.startswith("config key methods.t.params.kl_method: 'octree' is not allowed: the 'octree' "
+                              "repulsion works in 3 dimension(s) only, and n_components = 2")
+
+
+def test_fft_repulsion_on_prototypes_of_three_columns_is_refused_before_any_job():
+    cfg = config(e2={"method": "cova_e2", "params": {"kl_method": "fft"}})
+    cfg["inputs"]["means"]["prototypes"] = {"kind": "given", "given": [[0, 0, 0], [1, 1, 1]]}
+    assert refused(cfg) == (
+        "config key methods.e2.params.kl_method: 'fft' is not allowed for runs[0]: the 'fft' repulsion works in 1 or "
+        "2 dimension(s) only, and the prototypes of inputs block 'means' have k = 3 columns "
+        "(inputs.means.prototypes.given (rows of that many coordinates)); allowed for k = 3: ['auto', 'bh', "
+        "'exact', 'octree']")
+    cfg["inputs"]["means"]["prototypes"]["given"] = [[0, 0], [1, 1]]
+    validate_config(cfg)
+
+
+def test_the_estimator_refuses_by_the_same_rule():
+    import numpy as np
+
+    from cova.methods import make_method
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    labels = np.repeat([0, 1], 15)
+    with pytest.raises(ValueError) as err:  # k = 3 known only from the data it is fitted on
+        make_method("cova_e2", {"kl_method": "fft", "max_iter": 1}).fit(X, labels, inputs={
+            "weights": {"kind": "euclidean_max", "n_neighbors": 5}, "confidence": {"kind": "eq12"},
+            "prototypes": {"kind": "given", "given": [[0, 0, 0], [1, 1, 1]]}})
+    assert str(err.value).startswith("CovaE2 parameter kl_method (a method entry's params.kl_method): 'fft' is not "
+                                     "allowed: the 'fft' repulsion works in 1 or 2 dimension(s) only, and the "
+                                     "inputs' prototypes have k = 3 columns")
+    with pytest.raises(ValueError, match="feasible_set = 'stiefel' runs the Armijo optimiser only"):
+        make_method("cova_e2", {"feasible_set": "stiefel", "optimizer": "momentum"}).fit(X, labels)
+
+
+def test_constrained_feasible_set_with_momentum_is_refused_before_any_job():
+    cfg = config(e2={"method": "cova_e2", "params": {"feasible_set": "b_orthogonal", "optimizer": "momentum"}})
+    assert refused(cfg).startswith("config key methods.e2.params.optimizer: 'momentum' is not allowed: "
+                                   "feasible_set = 'b_orthogonal' runs the Armijo optimiser only; allowed: 'armijo' "
+                                   "or 'auto'")
+
+
+# ------------------------------------------------------------------------------------- dict-valued parameters
+GRID = {"eta1": [0.5, 1], "eta2": [1], "xi": [1], "gamma": [0, 0.5]}
+
+
+@pytest.mark.parametrize("grid,key,message", [
+    ({**GRID, "zeta": [1]}, "methods.c.params.grid",
+     "unknown parameters ['zeta']; allowed for method 'coembed''s grid: ['eta1', 'eta2', 'gamma', 'xi']"),
+    ({k: v for k, v in GRID.items() if k != "xi"}, "methods.c.params.grid.xi",
+     "required by method 'coembed''s grid; allowed: a list of at least 1 of a float in the range (0.0, 3.0]"),
+    ({**GRID, "xi": [0, 1]}, "methods.c.params.grid.xi",
+     "[0, 1] is not allowed; allowed: a list of at least 1 of a float in the range (0.0, 3.0]"),
+    ({**GRID, "eta2": []}, "methods.c.params.grid.eta2",
+     "[] is not allowed; allowed: a list of at least 1 of a float in the range [0.0, 10.0]"),
+    ({**GRID, "gamma": ["0.5"]}, "methods.c.params.grid.gamma",
+     "['0.5'] is not allowed; allowed: a list of at least 1 of a float in the range [0.0, 3.0]"),
+])
+def test_coembed_grid_dict_is_checked_before_any_job(grid, key, message):
+    cfg = config(c={"method": "coembed", "params": {"search": "grid", "grid": grid}})
+    assert refused(cfg) == f"config key {key}: {message}"
+
+
+def test_coembed_grid_dict_is_checked_by_the_estimator():
+    from cova.methods import make_method
+
+    make_method("coembed", {"grid": GRID})._validate_params()
+    with pytest.raises(ValueError, match=r"CoEmbedding parameter grid.xi \(a method entry's params.grid.xi\): "
+                                         r"\[4\] is not allowed"):
+        make_method("coembed", {"grid": {**GRID, "xi": [4]}})._validate_params()
+
+
+# ----------------------------------------------------------- method sizes known from the loader (n) or features (d)
+def test_method_neighbourhood_larger_than_a_generated_dataset_is_refused_before_any_job():
+    cfg = config(iso={"method": "isomap", "params": {"n_neighbors": 60}})
+    assert refused(cfg) == (
+        "config key methods.iso.params.n_neighbors: 60 is not allowed for runs[0]: dataset 'sinusoid' has 60 "
+        "samples (params.n_samples=60), and the neighbourhood graph needs n_neighbors < n (a sample is not its own "
+        "neighbour); allowed: at most 59")
+    cfg["methods"]["iso"]["params"]["n_neighbors"] = 59
+    validate_config(cfg)
+
+
+def test_method_size_guard_on_a_generated_dataset_names_the_default():
+    cfg = config(mds={"method": "mds", "params": {"n_init": 1}})
+    cfg["datasets"]["sinusoid"]["params"]["n_samples"] = 6000  # over MDS's default guard, 5,000
+    message = refused(cfg)
+    assert message.startswith("config key methods.mds.params.max_samples: 5000 (the default) is not allowed for "
+                              "runs[0]: dataset 'sinusoid' has 6000 samples (params.n_samples=6000); MDS is O(l²)")
+    assert "raise max_samples deliberately" in message
+    cfg["inputs"]["means"]["subset"] = {"n_per_class": 100}  # fewer samples: the guard is the job's to check
+    validate_config(cfg)
+
+
+def test_perplexity_against_n_in_a_grid_names_the_grid_point():
+    cfg = config(t={"method": "tsne_sklearn", "grid": {"perplexity": [10, 60]}})
+    assert refused(cfg).startswith(
+        "config key methods.t.grid.perplexity: 60 is not allowed for runs[0]: dataset 'sinusoid' has 60 samples")
+
+
+def test_n_components_above_the_known_columns_is_refused_before_any_job():
+    cfg = config(nca={"method": "nca", "params": {"n_components": 3}})
+    cfg["inputs"]["means"]["features"] = {"kind": "pca", "n_components": 2}
+    assert refused(cfg) == (
+        "config key methods.nca.params.n_components: 3 is not allowed for runs[0]: inputs block 'means' gives X of "
+        "2 columns (inputs.means.features.n_components), and NCA's directions lie in the data space; allowed: at "
+        "most 2")
+
+
+def test_hessian_eigenmaps_neighbourhood_is_refused_before_any_job():
+    cfg = config(h={"method": "hlle", "params": {"n_neighbors": 9, "n_components": 3}})
+    assert refused(cfg).startswith("config key methods.h.params.n_neighbors: 9 is not allowed: Hessian eigenmaps "
+                                   "need n_neighbors greater than n_components (n_components + 3) / 2 = 9")
+
+
+def test_check_config_command_exits_non_zero_naming_the_key(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config(t={"method": "tsne_affinity",
+                                             "params": {"n_components": 3, "kl_method": "fft"}})))
+    done = subprocess.run([sys.executable, "-m", "cova", "check-config", "--configfile", str(path), "--workdir",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "config key methods.t.params.kl_method: 'fft' is not allowed" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr

@@ -82,20 +82,13 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
         if m["method"] not in METHODS:
             raise ConfigError(f"config key methods.{name}.method: {m['method']!r} is not allowed; "
                               f"allowed values: {sorted(METHODS)}")
-        cls = METHODS[m["method"]]
         allowed = method_parameters(m["method"])
         for key in ("params", "grid"):
             unknown = sorted(set(m.get(key, {})) - set(allowed))
             if unknown:
                 raise ConfigError(f"config key methods.{name}.{key}: unknown parameters {unknown}; "
                                   f"allowed for method {m['method']!r}: {allowed}")
-        for _, params, chosen in expand_grid(name, m):
-            try:
-                check_options(cls, params, f"methods.{name}.params", f"method {m['method']!r}")
-            except OptionError as err:
-                param = err.key.rsplit(".", 1)[1]
-                raise ConfigError(str(err).replace(f"methods.{name}.params.", f"methods.{name}.grid.", 1)
-                                  if param in chosen else str(err)) from None
+        _check_method_entry(config, name)
     for name, block in config["inputs"].items():
         try:
             check_inputs_block({k: v for k, v in block.items() if k != "resources"}, f"inputs.{name}")
@@ -123,6 +116,9 @@ def _check_references(config: dict[str, Any], schema: dict[str, Any]) -> None:
             _check_cohort_count(config, run, at)
             _check_sample_count(config, run, at)
             _check_prototype_dimension(config, run, at)
+            sizes = known_sizes(config, run)
+            for entry in run["methods"]:
+                _check_method_entry(config, entry, sizes, at)
     for name, e in experiments.items():
         if "reference" in e and e["reference"] not in REFERENCE:
             raise ConfigError(f"config key paper.experiments.{name}.reference: {e['reference']!r} is not "
@@ -387,19 +383,37 @@ def known_prototype_dimension(config: dict[str, Any], run: dict[str, Any]) -> tu
         return max(len(row) for row in recipe["given"]), f"{key}.given (rows of that many coordinates)"
     if recipe["kind"] != "means":
         return 2, f"{key}.kind {recipe['kind']!r}"
+    d = known_feature_count(config, run) if recipe["space"] == "features" else \
+        _dataset_columns(config["datasets"][run["dataset"]], run["dataset"])
+    return None if d is None else (d[0], f"{key}.kind 'means' on {d[1]}")
+
+
+def known_feature_count(config: dict[str, Any], run: dict[str, Any]) -> tuple[int, str] | None:
+    """(d, where it comes from) of the X that run's methods get, when the configuration fixes it: the
+    ``n_components`` of PCA features, or the columns of a dataset whose loader fixes them read without features
+    (:func:`_dataset_columns`); else ``None``."""
+    from ..inputs import check_inputs_block
+
+    name = run["inputs"]
+    block = check_inputs_block({k: v for k, v in config["inputs"][name].items() if k != "resources"},
+                               f"inputs.{name}")
     features = block.get("features") or {"kind": "raw"}
-    if recipe["space"] == "features" and features["kind"] == "pca":
-        return int(features["n_components"]), f"{key}.kind 'means' on inputs.{name}.features.n_components"
-    if recipe["space"] == "features" and features["kind"] != "raw":
+    if features["kind"] == "pca":
+        return int(features["n_components"]), f"inputs.{name}.features.n_components"
+    if features["kind"] != "raw":
         return None
-    ds = config["datasets"][run["dataset"]]
+    return _dataset_columns(config["datasets"][run["dataset"]], run["dataset"])
+
+
+def _dataset_columns(ds: dict[str, Any], name: str) -> tuple[int, str] | None:
+    """(number of columns, where it comes from) of a dataset entry whose loader fixes them (``places_shaped``'s
+    ``n_features``, a ``generic`` loader's ``features`` list), else ``None``."""
     params = ds.get("params", {})
     if ds["loader"] == "places_shaped":
         d = loader_param(ds, "n_features")
-        return int(d), f"{key}.kind 'means' on the n_features = {d} columns of dataset {run['dataset']!r}"
+        return int(d), f"the n_features = {d} columns of dataset {name!r}"
     if ds["loader"] == "generic" and isinstance(params.get("features"), list):
-        return len(params["features"]), (f"{key}.kind 'means' on the {len(params['features'])} columns of "
-                                         f"datasets.{run['dataset']}.params.features")
+        return len(params["features"]), f"the {len(params['features'])} columns of datasets.{name}.params.features"
     return None
 
 
@@ -419,6 +433,57 @@ def _check_prototype_dimension(config: dict[str, Any], run: dict[str, Any], wher
                 check_prototype_dimension(known[0], f"method entry {entry!r} ({m['method']})", known[1])
             except ValueError as err:
                 raise ConfigError(f"config key {where}: {err}") from None
+
+
+def known_sizes(config: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """What the configuration fixes of the data that run's methods get, as the context of their rules
+    (:class:`cova.constraints.Known`, :func:`cova.methods.base.inputs_sizes` in the job): the samples of a dataset
+    whose loader fixes them (:func:`known_sample_count`; exact unless the inputs block keeps a subset or splits off
+    test rows), the columns of X (:func:`known_feature_count`) and the k of the prototypes
+    (:func:`known_prototype_dimension`)."""
+    from ..constraints import Known
+
+    sizes: dict[str, Any] = {}
+    name, dataset = run["inputs"], run["dataset"]
+    block = config["inputs"][name]
+    n = known_sample_count(config["datasets"][dataset])
+    if n is not None:
+        fewer = [key for key in ("subset", "split") if key in block]
+        sizes["n_samples"] = Known(n[0], f"dataset {dataset!r} has {n[0]} samples ({n[1]})"
+                                   + (f", of which inputs block {name!r} keeps a {fewer[0]}" if fewer else ""),
+                                   exact=not fewer)
+    d = known_feature_count(config, run)
+    if d is not None:
+        sizes["n_features"] = Known(d[0], f"inputs block {name!r} gives X of {d[0]} columns ({d[1]})")
+    k = known_prototype_dimension(config, run)
+    if k is not None:
+        sizes["prototype_dimension"] = Known(k[0], f"the prototypes of inputs block {name!r} have k = {k[0]} "
+                                                   f"columns ({k[1]})")
+    return sizes
+
+
+def _check_method_entry(config: dict[str, Any], entry: str, sizes: dict[str, Any] | None = None,
+                        where: str = "") -> None:
+    """Check every grid point of method entry ``entry`` against its method's declaration (table, nested blocks,
+    ``_option_rules``), the rules seeing ``sizes`` (:func:`known_sizes`) of the run at ``where``; the message names
+    ``methods.<entry>.grid.<param>`` for a value its grid chose, ``methods.<entry>.params.<param>`` otherwise."""
+    from ..constraints import OptionError, check_options, option_defaults
+    from ..methods import METHODS
+
+    m = config["methods"][entry]
+    for _, params, chosen in expand_grid(entry, m):
+        try:
+            check_options(METHODS[m["method"]], params, f"methods.{entry}.params", f"method {m['method']!r}", sizes)
+        except OptionError as err:
+            param = err.key[len(f"methods.{entry}.params."):].split(".", 1)[0]
+            key = err.key.replace(f"methods.{entry}.params.", f"methods.{entry}.grid.", 1) if param in chosen \
+                else err.key
+            reason = err.reason
+            if param not in params:  # a rule on a default the user did not write: say so, and that it can be set
+                reason = f"{option_defaults(METHODS[m['method']])[param]!r} (the default) is not allowed: {reason}"
+            if where:
+                reason = reason.replace(" is not allowed", f" is not allowed for {where}", 1)
+            raise ConfigError(f"config key {key}: {reason}") from None
 
 
 def _ref(config: dict[str, Any], section: str, name: str, where: str) -> None:

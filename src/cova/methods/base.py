@@ -4,6 +4,8 @@ the class posterior that SNeRV and PE both use (:class:`UsesClassPosterior`, :fu
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,8 +15,21 @@ from sklearn.utils import Tags, TransformerTags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..cohorts.posterior import ClassPosterior, posterior_arrays, posterior_from_arrays, training_fingerprint
-from ..constraints import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions, real
+from ..constraints import (
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    InvalidParameterError,
+    Known,
+    OptionError,
+    Rule,
+    StrOptions,
+    check_options,
+    parameter_constraints,
+    real,
+)
 from ..inputs import Inputs
+from ..objectives.kl import REPULSION_DIMENSIONS
 
 #: The values the settings of the t-SNE schedule (:mod:`cova.manifolds.schedule`) accept, merged into the tables of
 #: SNE, exact t-SNE, supervised SNE, DOSNES and t-SNE on a graph. ``max_iter`` ≥ 1: a run of no step returns the
@@ -41,6 +56,99 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
             f"Subsample the data{alternative}, or raise max_samples deliberately if the memory (≈ "
             f"{8 * l * l / 2**20:.0f} MB per l×l array) is available."
         )
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The rules a method declares beside its table (``_option_rules``, :data:`cova.constraints.Rule`): checked before
+# any job with the sizes the configuration fixes (:mod:`cova.config.checks`) and by :meth:`Embedder.fit` with the
+# sizes of the data (:func:`inputs_sizes`).
+# ----------------------------------------------------------------------------------------------------------------
+def inputs_sizes(inputs: Inputs) -> dict[str, Known]:
+    """The sizes a method's rules check its options against (:class:`cova.constraints.Known`): the rows it is fitted
+    on and the columns of X (or the nodes of W for inputs without X), and the k of the prototypes Υ."""
+    sizes: dict[str, Known] = {}
+    if inputs.X is not None and np.ndim(inputs.X) == 2:
+        l, d = np.shape(inputs.X)
+        sizes["n_samples"] = Known(int(l), f"the inputs' X has {l} rows")
+        sizes["n_features"] = Known(int(d), f"the inputs' X has {d} columns")
+    elif inputs.W is not None:
+        sizes["n_samples"] = Known(int(inputs.W.shape[0]), f"the inputs' graph W has {inputs.W.shape[0]} nodes")
+    if inputs.prototypes is not None and np.ndim(inputs.prototypes) == 2:
+        k = np.shape(inputs.prototypes)[1]
+        sizes["prototype_dimension"] = Known(int(k), f"the inputs' prototypes have k = {k} columns")
+    return sizes
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+def repulsion_fits(declared: set[str] | frozenset[str],
+                   dimension: Callable[[Mapping[str, Any], Mapping[str, Any]], Known | None]) -> Rule:
+    """The rule of a ``kl_method`` option (one of ``declared``): a repulsion back end that works in some embedding
+    dimensions only (:data:`cova.objectives.kl.REPULSION_DIMENSIONS`: ``"fft"`` 1-D or 2-D, ``"octree"`` 3-D) must
+    fit the embedding's k, which ``dimension(options, context)`` gives (``None``: not known here)."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        method, k = options.get("kl_method"), dimension(options, context)
+        dims = REPULSION_DIMENSIONS.get(str(method))
+        if k is None or dims is None or k.value in dims:
+            return None
+        fits = sorted(m for m in declared if k.value in REPULSION_DIMENSIONS.get(m, (k.value,)))
+        return "kl_method", (f"the {method!r} repulsion works in {' or '.join(map(str, dims))} dimension(s) only, "
+                             f"and {k.source}; allowed for k = {k.value}: {fits}")
+
+    return rule
+
+
+def fits_samples(option: str, ok: Callable[[Any, int], bool], allowed: Callable[[int], str], why: str) -> Rule:
+    """The rule of a numeric ``option`` that must fit the number n of samples (context ``"n_samples"``):
+    ``ok(value, n)``; ``allowed(n)`` says what is allowed at that n, ``why`` what needs it. An upper bound of n
+    (a subset may keep fewer) is enough to refuse, since fewer samples only make it worse."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        n, value = context.get("n_samples"), options.get(option)
+        if n is None or not _number(value) or ok(value, n.value):
+            return None
+        return option, f"{n.source}, and {why}; allowed: {allowed(n.value)}"
+
+    return rule
+
+
+def neighbours_below_samples(why: str = "the neighbourhood graph needs n_neighbors < n (a sample is not its own "
+                                        "neighbour)", option: str = "n_neighbors", margin: int = 1) -> Rule:
+    """``option`` (a neighbourhood size) ≤ n − ``margin`` (:func:`fits_samples`)."""
+    return fits_samples(option, lambda k, n: k <= n - margin, lambda n: f"at most {n - margin}", why)
+
+
+def size_guard(name: str, why: str = "dense l×l matrices", alternative: str = "") -> Rule:
+    """The rule of ``max_samples``, the size guard of an O(l²) method (:func:`check_size`, its message): refused
+    when the exact number of samples (context ``"n_samples"``) is known to exceed it."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        n = context.get("n_samples")
+        if n is None or not n.exact:
+            return None
+        try:
+            check_size(n.value, options.get("max_samples"), name, why, alternative)
+        except ValueError as err:
+            return "max_samples", f"{n.source}; {err}"
+        return None
+
+    return rule
+
+
+def components_fit_features(why: str, option: str = "n_components") -> Rule:
+    """``option`` ≤ d, the columns of X (context ``"n_features"``), for a method whose embedding directions lie in
+    the data space (``why``)."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        d, value = context.get("n_features"), options.get(option)
+        if d is None or not _number(value) or value <= d.value:
+            return None
+        return option, f"{d.source}, and {why}; allowed: at most {d.value}"
+
+    return rule
 
 
 #: The most columns an embedding may have: a visualisation is drawn on a line, in the plane or in 3-D.
@@ -164,6 +272,7 @@ class Embedder(BaseEstimator):
             if y is not None or inputs is not None:
                 raise ValueError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
                                  f"already carries its labels and graphs")
+            self._check_declaration(inputs_sizes(X))
             return self._fit(X)._check_columns()
         from ..inputs.defaults import array_inputs
 
@@ -175,7 +284,29 @@ class Embedder(BaseEstimator):
         built, classes = array_inputs(X, y, need, type(self).__name__, block=inputs, seed=seed)
         if y is not None:
             self.classes_ = np.asarray(classes, dtype=object)
+        self._check_declaration(inputs_sizes(built))
         return self._fit(built)._check_columns()
+
+    def _validate_params(self) -> None:
+        """scikit-learn's check of every parameter against ``_parameter_constraints``, then what a table cannot
+        say (:meth:`_check_declaration`: nested blocks such as a dict-valued parameter, the cross-parameter rules)."""
+        super()._validate_params()
+        self._check_declaration()
+
+    def _check_declaration(self, sizes: Mapping[str, Known] | None = None) -> None:
+        """Check the parameters against the class's declaration as the configuration check does
+        (:func:`cova.constraints.check_options`: table, nested blocks, ``_option_rules``), with the rules that
+        need them seeing ``sizes`` (:func:`inputs_sizes`); raises scikit-learn's ``InvalidParameterError`` naming
+        the parameter, its value and what is allowed."""
+        cls = type(self)
+        table = parameter_constraints(cls)
+        params = {k: v for k, v in self.get_params(deep=False).items() if k in table}
+        try:
+            check_options(cls, params, "params", f"method {cls.__name__}", sizes)
+        except OptionError as err:
+            key = err.key.removeprefix("params.")
+            raise InvalidParameterError(f"{cls.__name__} parameter {key} (a method entry's params.{key}): "
+                                        f"{err.reason}") from None
 
     def _fit(self, inputs: Inputs) -> "Embedder":  # pragma: no cover - interface
         raise NotImplementedError

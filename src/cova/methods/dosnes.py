@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..affinity.weights import symmetrize_normalize
-from ..constraints import POSITIVE_INT, SEED, StrOptions, integer, real
+from ..constraints import POSITIVE_INT, SEED, Known, StrOptions, integer, real
 from ..inputs import Inputs
 from ..manifolds import (
     TSNE_SCHEDULE,
@@ -36,7 +36,7 @@ from ..manifolds import (
     tsne_learning_rate,
 )
 from ..objectives.kl import kl_entropy, resolve_repulsion_method, tsne_kl_sparse
-from .base import TSNE_SCHEDULE_CONSTRAINTS, Embedder
+from .base import TSNE_SCHEDULE_CONSTRAINTS, Embedder, repulsion_fits
 
 __all__ = ["DOSNES", "TSNEAffinity"]
 
@@ -206,6 +206,9 @@ class TSNEAffinity(Embedder):
         "n_components": [integer(2, 3)],
         "kl_method": [StrOptions({"auto", "exact", "fft", "bh", "octree"})],
     }
+    _option_rules = (repulsion_fits(frozenset({"auto", "exact", "fft", "bh", "octree"}),
+                                    lambda options, _: Known(options["n_components"],
+                                                             f"n_components = {options['n_components']}")),)
 
     def __init__(self, n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = 500.0,
                  momentum: float = TSNE_SCHEDULE.momentum, final_momentum: float = TSNE_SCHEDULE.final_momentum, momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter,
@@ -230,8 +233,6 @@ class TSNEAffinity(Embedder):
     def _fit(self, inputs: Inputs) -> "TSNEAffinity":
         self._validate_params()
         k = int(self.n_components)
-        if self.kl_method == "fft" and k != 2:
-            raise ValueError(f"kl_method='fft' needs n_components = 2, got {k} (use 'bh' or 'auto')")
         Y, _ = fit_tsne_on_graph(self, inputs.W, k, Euclidean(centre=True), self.early_exaggeration,
                                  self.early_exaggeration_iter)
         self.embedding_ = np.ascontiguousarray(Y)

@@ -53,6 +53,7 @@ __all__ = [
     "kl_repulsion",
     "resolve_repulsion_method",
     "REPULSION_METHODS",
+    "REPULSION_DIMENSIONS",
     "AUTO_EXACT_MAX_SAMPLES",
     "BLOCK_ENTRIES",
     "FFT_DEFAULTS",
@@ -342,7 +343,7 @@ def _repulsion_fft(Z: np.ndarray, *, n_interpolation_points: int = FFT_DEFAULTS[
     from openTSNE import _tsne
 
     l, k = Z.shape
-    if k not in (1, 2):
+    if k not in REPULSION_DIMENSIONS["fft"]:
         raise ValueError(f"the FFT repulsion supports k = 1 or 2 embedding dimensions, got k = {k} (use 'bh')")
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     neg = np.zeros_like(Z)
@@ -374,6 +375,11 @@ def _repulsion_bh(Z: np.ndarray, *, theta: float = BH_THETA, n_jobs: int = 1) ->
                                                       num_threads=int(n_jobs), pairwise_normalization=True))
     return sum_q, -sum_q * neg
 
+
+#: The embedding dimensions k of the back ends that do not take every k: openTSNE's FFT kernels are 1-D and 2-D,
+#: our octree is 3-D. A method's ``kl_method`` rule (:func:`cova.methods.base.repulsion_fits`) checks it before any
+#: job runs.
+REPULSION_DIMENSIONS: dict[str, tuple[int, ...]] = {"fft": (1, 2), "octree": (3,)}
 
 #: Back ends for the repulsive part: ``name -> fn(Z, **options) -> (ΣQ, Σ_j q_ij²(z_i − z_j))``.
 #: ``"auto"`` is resolved by :func:`resolve_repulsion_method` before a back end is looked up.

@@ -54,7 +54,7 @@ from ...affinity.knn import nearest_neighbors
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, integer
 from ...inputs import Inputs
 from ...progress import Progress
-from ..base import Embedder, supervised_arrays
+from ..base import Embedder, neighbours_below_samples, supervised_arrays
 
 __all__ = ["Adam", "DeepEmbedding", "forward", "he_init", "pair_loss_and_grad"]
 
@@ -194,6 +194,8 @@ class DeepEmbedding(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_components: int = 2, hidden_sizes: Any = (256, 128), n_neighbors: int = 10,
                  margin: float = 1.0, class_pairs: int = 10, random_pairs: int = 10, n_epochs: int = 50,
                  batch_size: int = 256, learning_rate: float = 1e-3, random_state: int = 0):
@@ -225,10 +227,7 @@ class DeepEmbedding(Embedder):
             raise ValueError(f"X has {bad.shape[0]} NaN or infinite entries (the first at row {bad[0, 0]}, column "
                              f"{bad[0, 1]}); deep_embedding needs finite features")
         X, y, labelled = supervised_arrays(inputs)
-        n = X.shape[0]
-        k = int(self.n_neighbors)
-        if k >= n:
-            raise ValueError(f"n_neighbors = {k} must be below the number of samples l = {n}")
+        k = int(self.n_neighbors)  # < n: _option_rules
         lab = np.flatnonzero(labelled)
         if lab.size == 0:
             raise ValueError("labelled: no row is labelled; deep_embedding needs labelled rows of at least two "

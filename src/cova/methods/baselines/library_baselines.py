@@ -31,8 +31,8 @@ from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOption
 from ...inputs import Inputs
 from ...objectives.threads import one_numba_thread
 from ...progress import Progress
-from ..base import Embedder
-from .sklearn_baselines import UMAPLayout, _as_embedding, _check_neighbors
+from ..base import Embedder, fits_samples, neighbours_below_samples
+from .sklearn_baselines import UMAPLayout, _as_embedding
 
 __all__ = ["SklearnTSNE", "DensMAP", "TriMap", "PaCMAP", "HNNE"]
 
@@ -69,6 +69,8 @@ class SklearnTSNE(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (fits_samples("perplexity", lambda p, n: p < n, lambda n: f"below n = {n}", "scikit-learn's t-SNE needs perplexity < n"),)
+
     def __init__(self, n_components: int = 2, perplexity: float = 30.0, early_exaggeration: float = 12.0,
                  learning_rate: str | float = "auto", max_iter: int = 1000, init: str = "pca", angle: float = 0.5,
                  n_jobs: int = 1, random_state: int = 0):
@@ -87,9 +89,6 @@ class SklearnTSNE(Embedder):
 
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
-        l = X.shape[0]
-        if self.perplexity >= l:
-            raise ValueError(f"perplexity must be < the number of samples l = {l}, got {self.perplexity}")
         est = _SkTSNE(n_components=int(self.n_components), perplexity=float(self.perplexity),
                       early_exaggeration=float(self.early_exaggeration), learning_rate=self.learning_rate,
                       max_iter=int(self.max_iter), init=self.init, angle=float(self.angle), method="barnes_hut",
@@ -262,6 +261,8 @@ class PaCMAP(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_components: int = 2, n_neighbors: int = 10, MN_ratio: float = 0.5, FP_ratio: float = 2.0,
                  distance: str = "euclidean", lr: float = 1.0, num_iters: int = 250, apply_pca: bool = True,
                  init: str = "pca", random_state: int = 0):
@@ -283,7 +284,7 @@ class PaCMAP(Embedder):
 
         self._validate_params()
         X = np.array(inputs.X, dtype=np.float32)
-        k = _check_neighbors(self.n_neighbors, X.shape[0])
+        k = int(self.n_neighbors)  # < l: _option_rules
         logger = logging.getLogger(pacmap.pacmap.__name__)
         level = logger.level
         logger.setLevel(logging.ERROR)  # it warns on every seeded run that a random state is set

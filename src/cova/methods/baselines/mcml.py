@@ -31,7 +31,7 @@ from ...affinity.dense import pca_reduce
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED_OR_NONE
 from ...inputs import Inputs
 from ...progress import Progress
-from ..base import Embedder, check_size
+from ..base import Embedder, size_guard
 
 __all__ = ["MCML", "mcml_objective", "target_distribution", "project_psd"]
 
@@ -112,6 +112,8 @@ class MCML(Embedder):
         "random_state": SEED_OR_NONE,
     }
 
+    _option_rules = (size_guard("MCML"),)
+
     def __init__(self, n_components: int = 2, n_pca: int | None = 50, max_iter: int = 300, tol: float = 1e-7,
                  step0: float = 1.0, max_samples: int | None = 3000, random_state: int = 0):
         self.n_components = n_components
@@ -126,7 +128,6 @@ class MCML(Embedder):
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
-        check_size(l, self.max_samples, "MCML")
         y = np.asarray(inputs.labels).ravel()
         if y.shape[0] != l:
             raise ValueError(f"labels has {y.shape[0]} entries but X has {l} samples")

@@ -34,7 +34,7 @@ from ...affinity.reconstruction import barycentre_weights, reconstruction_weight
 from ...constraints import POSITIVE, POSITIVE_INT, SEED
 from ...inputs import Inputs
 from ...objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
-from ..base import Embedder, supervised_arrays
+from ..base import Embedder, neighbours_below_samples, supervised_arrays
 
 log = logging.getLogger("cova")
 
@@ -88,6 +88,8 @@ class LMVU(Embedder):
     _parameter_constraints = {"n_components": POSITIVE_INT, "n_neighbors": POSITIVE_INT, "n_landmarks": POSITIVE_INT,
                               "reg": POSITIVE, "random_state": SEED}
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_components: int = 2, n_neighbors: int = 5, n_landmarks: int = 20, reg: float = 1e-3,
                  random_state: int = 0):
         self.n_components = n_components
@@ -100,8 +102,6 @@ class LMVU(Embedder):
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)  # finite: inputs are checked when they are built
         l, m, k = X.shape[0], int(self.n_landmarks), int(self.n_neighbors)
-        if not k < l:
-            raise ValueError(f"n_neighbors = {k} must be below the number of samples l = {l}")
         if not int(self.n_components) <= m <= l:
             raise ValueError(f"n_landmarks = {m} must lie between n_components = {self.n_components} and the number "
                              f"of samples l = {l}")
@@ -193,6 +193,8 @@ class MUHSIC(Embedder):
                               "n_eigenvectors": POSITIVE_INT, "nu": POSITIVE, "eps": POSITIVE,
                               "max_iters": POSITIVE_INT, "reg": POSITIVE, "random_state": SEED}
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_components: int = 2, n_neighbors: int = 5, n_eigenvectors: int = 10, nu: float = 1.0,
                  eps: float = 1e-6, max_iters: int = 100_000, reg: float = 1e-3, random_state: int = 0):
         self.n_components = n_components
@@ -208,8 +210,6 @@ class MUHSIC(Embedder):
         self._validate_params()
         X, y, labelled = supervised_arrays(inputs)
         l, m, k = X.shape[0], int(self.n_eigenvectors), int(self.n_neighbors)
-        if not k < l:
-            raise ValueError(f"n_neighbors = {k} must be below the number of samples l = {l}")
         if not int(self.n_components) <= m < l:
             raise ValueError(f"n_eigenvectors = {m} must lie between n_components = {self.n_components} and the "
                              f"number of samples l = {l} (exclusive)")

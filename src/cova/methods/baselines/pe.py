@@ -32,7 +32,7 @@ from ...constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
 from ...constraints import POSITIVE as POSITIVE_REAL
 from ...inputs import Inputs
 from ...progress import Progress
-from ..base import Embedder, UsesClassPosterior, check_size, supervised_arrays
+from ..base import Embedder, UsesClassPosterior, size_guard, supervised_arrays
 
 __all__ = ["ParametricEmbedding", "pe_cost_and_grad"]
 
@@ -86,6 +86,8 @@ class ParametricEmbedding(UsesClassPosterior, Embedder):
         "max_samples": MAX_SAMPLES,
     }
 
+    _option_rules = (size_guard("PE", "the class-posterior model's cross-validation"),)
+
     def __init__(self, n_components: int = 2, n_mixture: Any = "auto", sigma_mixture: Any = "auto",
                  posterior_max_iter: int = 200, max_iter: int = 1000, tol: float = 1e-6, random_state: int = 0,
                  max_samples: int | None = 20000):
@@ -101,7 +103,6 @@ class ParametricEmbedding(UsesClassPosterior, Embedder):
     def _fit(self, inputs: Inputs) -> "ParametricEmbedding":
         self._validate_params()
         X, y, rows = supervised_arrays(inputs)
-        check_size(X.shape[0], self.max_samples, "PE", "the class-posterior model's cross-validation")
         post = self._class_posterior(inputs, X, y, rows)
         P = post.predict_proba(X)
         self.fit_posteriors(P)

@@ -7,6 +7,7 @@ results.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_O
 from ...inputs import Inputs
 from ...jit import cache_library_kernels
 from ...progress import Progress
-from ..base import Embedder, check_size
+from ..base import Embedder, components_fit_features, neighbours_below_samples, size_guard
 
 
 class PCA(Embedder):
@@ -53,14 +54,6 @@ class PCA(Embedder):
 # ----------------------------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------------------------
-def _check_neighbors(n_neighbors: int, l: int) -> int:
-    """``n_neighbors`` (already validated as an int ≥ 1) if it is below the number of samples l."""
-    k = int(n_neighbors)
-    if k >= l:
-        raise ValueError(f"n_neighbors must be < the number of samples l = {l}, got {k}")
-    return k
-
-
 def _as_embedding(Z: object) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(Z), dtype=np.float64)
 
@@ -100,6 +93,8 @@ class LLE(Embedder):
         "random_state": SEED_OR_NONE,
     }
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_neighbors: int = 30, n_components: int = 2, reg: float = 1e-3, method: str = "standard",
                  eigen_solver: str = "auto", random_state: int = 0):
         self.n_neighbors = n_neighbors
@@ -113,7 +108,7 @@ class LLE(Embedder):
         from sklearn.manifold import LocallyLinearEmbedding
 
         self._validate_params()
-        k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
+        k = int(self.n_neighbors)  # < l: _option_rules
         est = LocallyLinearEmbedding(n_neighbors=k, n_components=int(self.n_components),
                                      reg=self.reg, method=self.method, eigen_solver=self.eigen_solver,
                                      random_state=self.random_state, n_jobs=1)
@@ -126,6 +121,16 @@ class LLE(Embedder):
         """New points placed by scikit-learn's out-of-sample rule: each new point's barycentric reconstruction
         weights from its nearest fitted points, applied to their embedding."""
         return _library_transform(self, X)
+
+
+def _hessian_neighbourhood(options: Mapping[str, Any], _: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Hessian eigenmaps estimate a d(d + 3)/2-dimensional local Hessian from each neighbourhood (scikit-learn's
+    ``method="hessian"``): n_neighbors > n_components (n_components + 3) / 2."""
+    d = int(options["n_components"])
+    if int(options["n_neighbors"]) > d * (d + 3) // 2:
+        return None
+    return "n_neighbors", (f"Hessian eigenmaps need n_neighbors greater than n_components (n_components + 3) / 2 = "
+                           f"{d * (d + 3) // 2} at n_components = {d}; allowed: at least {d * (d + 3) // 2 + 1}")
 
 
 class HLLE(LLE):
@@ -145,18 +150,12 @@ class HLLE(LLE):
 
     _parameter_constraints = {k: v for k, v in LLE._parameter_constraints.items() if k != "method"}
 
+    _option_rules = (*LLE._option_rules, _hessian_neighbourhood)
+
     def __init__(self, n_neighbors: int = 10, n_components: int = 2, reg: float = 1e-3, eigen_solver: str = "dense",
                  random_state: int = 0):
         super().__init__(n_neighbors=n_neighbors, n_components=n_components, reg=reg, method="hessian",
                          eigen_solver=eigen_solver, random_state=random_state)
-
-    def _fit(self, inputs: Inputs) -> "HLLE":
-        self._validate_params()
-        k, d = int(self.n_neighbors), int(self.n_components)
-        if k <= d * (d + 3) // 2:
-            raise ValueError(f"n_neighbors must be greater than n_components * (n_components + 3) / 2 = "
-                             f"{d * (d + 3) // 2} for Hessian eigenmaps, got {k}")
-        return super()._fit(inputs)
 
 
 class Isomap(Embedder):
@@ -179,6 +178,8 @@ class Isomap(Embedder):
         "eigen_solver": [StrOptions({"dense", "arpack", "auto"})],
     }
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_neighbors: int = 30, n_components: int = 2, eigen_solver: str = "dense"):
         self.n_neighbors = n_neighbors
         self.n_components = n_components
@@ -188,7 +189,7 @@ class Isomap(Embedder):
         from sklearn.manifold import Isomap as _SkIsomap
 
         self._validate_params()
-        k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
+        k = int(self.n_neighbors)  # < l: _option_rules
         est = _SkIsomap(n_neighbors=k, n_components=int(self.n_components),
                         eigen_solver=self.eigen_solver, n_jobs=1)
         self.embedding_ = _as_embedding(est.fit_transform(np.asarray(inputs.X, dtype=np.float64)))
@@ -230,6 +231,8 @@ class MDS(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (size_guard("MDS", "dense l×l distances"),)
+
     def __init__(self, n_components: int = 2, max_iter: int = 300, eps: float = 1e-6, init: str = "classical_mds",
                  n_init: int = 1, max_samples: int | None = 5000, random_state: int = 0):
         self.n_components = n_components
@@ -245,8 +248,6 @@ class MDS(Embedder):
 
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
-        l = X.shape[0]
-        check_size(l, self.max_samples, "MDS", "dense l×l distances")
         est = _SkMDS(n_components=int(self.n_components), metric_mds=True, n_init=int(self.n_init), init=self.init,
                      max_iter=int(self.max_iter), eps=float(self.eps), n_jobs=1,
                      random_state=int(self.random_state), metric="euclidean", normalized_stress=False, verbose=2)
@@ -327,6 +328,8 @@ class NCA(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (components_fit_features("NCA's directions lie in the data space"),)
+
     def __init__(self, n_components: int = 2, init: str = "auto", max_iter: int = 50, tol: float = 1e-5,
                  max_samples: int | None = 3000, random_state: int = 0):
         self.n_components = n_components
@@ -344,8 +347,6 @@ class NCA(Embedder):
         y = np.asarray(inputs.labels).ravel()
         l = X.shape[0]
         n = int(self.n_components)
-        if n > X.shape[1]:
-            raise ValueError(f"n_components = {n} exceeds the data dimension d = {X.shape[1]}")
         if self.max_samples is not None and l > self.max_samples:
             idx = np.sort(np.random.default_rng(int(self.random_state)).choice(l, int(self.max_samples),
                                                                                  replace=False))
@@ -390,6 +391,8 @@ class UMAPLayout(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (neighbours_below_samples(),)
+
     def __init__(self, n_neighbors: int = 15, min_dist: float = 0.1, metric: str = "euclidean",
                  init: str = "spectral", n_components: int = 2, n_epochs: int | None = None, random_state: int = 0):
         self.n_neighbors = n_neighbors
@@ -411,7 +414,7 @@ class UMAPLayout(Embedder):
 
         cache_library_kernels("umap")
         self._validate_params()
-        k = _check_neighbors(self.n_neighbors, inputs.X.shape[0])
+        k = int(self.n_neighbors)  # < l: _option_rules
         with Progress(f"{type(self).__name__} (umap-learn)") as progress:
             est = umap.UMAP(n_neighbors=k, min_dist=self.min_dist, metric=self.metric, init=self.init,
                             n_components=int(self.n_components), n_epochs=self.n_epochs,

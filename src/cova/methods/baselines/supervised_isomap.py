@@ -30,7 +30,7 @@ from scipy.special import logsumexp
 
 from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, UNIT
 from ...inputs import Inputs
-from ..base import Embedder, check_size, supervised_arrays
+from ..base import Embedder, neighbours_below_samples, size_guard, supervised_arrays
 
 __all__ = ["SupervisedIsomap", "supervised_dissimilarity"]
 
@@ -84,6 +84,9 @@ class SupervisedIsomap(Embedder):
         "max_samples": MAX_SAMPLES,
     }
 
+    _option_rules = (neighbours_below_samples(),
+                     size_guard("S-Isomap", "dense l×l supervised dissimilarities and geodesics"))
+
     def __init__(self, n_components: int = 2, n_neighbors: int = 10, alpha: float = 0.5, spread: float = 0.1,
                  max_samples: int | None = S_ISOMAP_MAX_SAMPLES):
         self.n_components = n_components
@@ -97,11 +100,7 @@ class SupervisedIsomap(Embedder):
 
         self._validate_params()
         X, y, _ = supervised_arrays(inputs)  # fitted on training rows only: every label is read
-        l = X.shape[0]
-        k = int(self.n_neighbors)
-        if not k < l:
-            raise ValueError(f"n_neighbors = {k} must be below the number of samples l = {l}")
-        check_size(l, self.max_samples, "S-Isomap", "dense l×l supervised dissimilarities and geodesics")
+        k = int(self.n_neighbors)  # < l and the size guard: _option_rules
         D = supervised_dissimilarity(X, y, self.alpha)
         iso = Isomap(n_neighbors=k, n_components=int(self.n_components), metric="precomputed",
                      eigen_solver="dense")

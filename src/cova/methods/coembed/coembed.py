@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...constraints import POSITIVE_INT, SEED, StrOptions, StrPattern, integer, real
+from ...constraints import POSITIVE_INT, SEED, Block, Declaration, ListOf, StrOptions, StrPattern, integer, real
 from ...inputs import Inputs
 from ...objectives.coembedding import (
     coembedding_svd,
@@ -27,6 +27,11 @@ GRIDS: dict[str, dict[str, list[float]]] = {
     "ci": {"eta1": [0.5, 1, 2], "eta2": [0.5, 1, 2], "xi": [0.5, 1, 1.5, 2], "gamma": [0, 0.5, 1, 1.5]},
 }
 GRID_KEYS = ("eta1", "eta2", "xi", "gamma")
+#: A grid given as a dict: a non-empty list of each parameter, each value in the parameter's own range (η in
+#: [0, 10], ξ in (0, 3], γ in [0, 3], as :class:`CoEmbedding` declares them).
+GRID_DECLARATION = Declaration({
+    "eta1": [ListOf([real(0.0, 10.0)])], "eta2": [ListOf([real(0.0, 10.0)])],
+    "xi": [ListOf([real(0.0, 3.0, closed="right")])], "gamma": [ListOf([real(0.0, 3.0)])]})
 #: The string forms of k_r and k_c (:func:`cova.objectives.coembedding.neighbourhood_size` checks the bounds).
 NEIGHBOURHOOD = StrPattern(r"\d+(\.\d+)?%|all|all-\d+", "a percentage such as '10%', 'all' or 'all-<k>'")
 
@@ -75,7 +80,8 @@ class CoEmbedding(Embedder):
         "xi": [real(0.0, 3.0, closed="right")],
         "gamma": [real(0.0, 3.0)],
         "search": [StrOptions({"none", "grid"})],
-        "grid": [StrOptions(set(GRIDS)), dict],
+        "grid": [StrOptions(set(GRIDS)), Block(GRID_DECLARATION, "a mapping {eta1, eta2, xi, gamma} of non-empty "
+                                                                "lists of values")],
         "k_r": [integer(1, None), NEIGHBOURHOOD],
         "k_c": [integer(1, None), NEIGHBOURHOOD, StrOptions({"same"})],
         "solver": [StrOptions({"auto", "dense", "sparse"})],
@@ -100,10 +106,7 @@ class CoEmbedding(Embedder):
     def _grid(self) -> dict[str, list[float]]:
         if isinstance(self.grid, str):
             return GRIDS[self.grid]
-        keys = set(self.grid)
-        if keys != set(GRID_KEYS):
-            raise ValueError(f"grid must have exactly the keys {list(GRID_KEYS)}, got {sorted(map(str, keys))}")
-        return {key: list(self.grid[key]) for key in GRID_KEYS}
+        return {key: list(self.grid[key]) for key in GRID_KEYS}  # keys and values checked by the declaration
 
     def _fit(self, inputs: Inputs) -> "CoEmbedding":
         self._validate_params()

@@ -5,6 +5,8 @@ objective :func:`cova.objectives.cova.cova_objective`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +26,7 @@ from ...manifolds import (
 )
 from ...objectives import AUTO_EXACT_MAX_SAMPLES, kl_entropy, resolve_repulsion_method
 from ...objectives.cova import KL_METHODS, RULES, cova_objective
-from ..base import Embedder, InterpolatesNewPoints, embedding_prototypes
+from ..base import Embedder, InterpolatesNewPoints, embedding_prototypes, repulsion_fits
 from .closed_form import CovaE1
 
 log = logging.getLogger("cova")
@@ -47,6 +49,15 @@ def prototype_radius(prototypes: np.ndarray) -> float:
 OPTIMIZERS = ("auto", "armijo", "momentum")
 #: Feasible sets of COVA-E2–E4 (``feasible_set=``; COVA Appendix C): M, M₁, M₂.
 FEASIBLE_SETS = ("full_rank", "stiefel", "b_orthogonal")
+
+
+def _armijo_on_constrained_sets(options: Mapping[str, Any], _: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The constrained feasible sets (Appendix C) run the Armijo optimiser only (``optimizer="auto"`` resolves to
+    it there)."""
+    if options["feasible_set"] == "full_rank" or options["optimizer"] != "momentum":
+        return None
+    return "optimizer", (f"feasible_set = {options['feasible_set']!r} runs the Armijo optimiser only; allowed: "
+                         f"'armijo' or 'auto'")
 
 
 class _CovaManifold(InterpolatesNewPoints, Embedder):
@@ -116,6 +127,8 @@ class _CovaManifold(InterpolatesNewPoints, Embedder):
         "random_state": SEED_OR_NONE,
         "verbose": ["boolean"],
     }
+    _option_rules = (repulsion_fits(frozenset(KL_METHODS), lambda _, context: context.get("prototype_dimension")),
+                     _armijo_on_constrained_sets)
 
     required_inputs = ("W", "R", "prototypes", "labels")
 
@@ -180,9 +193,6 @@ class _CovaManifold(InterpolatesNewPoints, Embedder):
         entropy = kl_entropy(W) if local_rule == "kl" and alpha != 1.0 else None  # once, not per evaluation
 
         optimizer = self._resolve_optimizer(Z0.shape[0])
-        if self.feasible_set != "full_rank" and optimizer != "armijo":
-            raise ValueError(f"feasible_set={self.feasible_set!r} runs the Armijo optimiser only; got optimizer = "
-                             f"{self.optimizer!r} (use 'armijo' or 'auto')")
         manifold = self._feasible_set(W)
         if self.feasible_set != "full_rank":
             Z0 = manifold.retract(Z0, np.zeros_like(Z0))

@@ -37,7 +37,7 @@ from ...objectives.cova import (
     laplacian_gram,
     prototype_distance_weights,
 )
-from ..base import Embedder, embedding_prototypes
+from ..base import Embedder, embedding_prototypes, repulsion_fits
 
 log = logging.getLogger("cova")
 
@@ -112,6 +112,7 @@ class _CovaProjection(Embedder):
         "random_state": SEED_OR_NONE,
         "verbose": ["boolean"],
     }
+    _option_rules = (repulsion_fits(frozenset(KL_METHODS), lambda _, context: context.get("prototype_dimension")),)
 
     required_inputs = ("X", "W", "R", "prototypes")
 

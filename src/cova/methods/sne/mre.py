@@ -30,7 +30,7 @@ from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED
 from ...inputs import Inputs
 from ...objectives.kl import sne_kl_and_gradient
 from ...progress import Progress
-from ..base import Embedder, check_size, supervised_arrays
+from ..base import Embedder, fits_samples, size_guard, supervised_arrays
 from .sne import TSNE_ALTERNATIVE, _init
 
 __all__ = ["MRE", "class_relation", "mre_cost_and_grad"]
@@ -87,6 +87,10 @@ class MRE(Embedder):
         "max_samples": MAX_SAMPLES,
     }
 
+    _option_rules = (size_guard("MRE", "dense l×l relations", alternative=TSNE_ALTERNATIVE),
+                     fits_samples("perplexity", lambda p, n: p < n - 1, lambda n: f"below n − 1 = {n - 1}",
+                                  "MRE's perplexity needs fewer effective neighbours than the other samples"))
+
     def __init__(self, n_components: int = 2, perplexity: float = 30.0, n_pca: int | None = 30, max_iter: int = 500,
                  random_state: int = 0, max_samples: int | None = 5000):
         self.n_components = n_components
@@ -99,10 +103,7 @@ class MRE(Embedder):
     def _fit(self, inputs: Inputs) -> "MRE":
         self._validate_params()
         X, y, labelled = supervised_arrays(inputs)
-        l = X.shape[0]
-        check_size(l, self.max_samples, "MRE", "dense l×l relations", alternative=TSNE_ALTERNATIVE)
-        if not 0 < self.perplexity < l - 1:
-            raise ValueError(f"perplexity = {self.perplexity} must be below the number of samples - 1 = {l - 1}")
+        l = X.shape[0]  # the size guard and perplexity < l − 1: _option_rules
         if labelled.sum() < 2:
             raise ValueError("MRE needs at least two labelled samples for its class relation")
         P_data = conditional_affinities(pca_reduce(X, self.n_pca), self.perplexity)

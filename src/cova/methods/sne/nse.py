@@ -22,7 +22,7 @@ from ...affinity.graphs import spectral_embedding
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
 from ...inputs import Inputs
-from ..base import Embedder
+from ..base import Embedder, neighbours_below_samples
 
 __all__ = ["NSE", "LaplacianEigenmaps", "nse_embedding"]
 
@@ -121,6 +121,8 @@ class LaplacianEigenmaps(Embedder):
         "random_state": SEED_OR_NONE,
     }
 
+    _option_rules = (neighbours_below_samples(),)
+
     def requires(self) -> tuple[str, ...]:
         """W with ``affinity="inputs"``, else X."""
         return self._affinity_requires()
@@ -139,9 +141,7 @@ class LaplacianEigenmaps(Embedder):
             Z = spectral_embedding(sp.csr_matrix(inputs.W), self.n_components, solver=self.eigen_solver,
                                    random_state=self.random_state)
         else:
-            k = int(self.n_neighbors)
-            if k >= inputs.X.shape[0]:
-                raise ValueError(f"n_neighbors must be < the number of samples l = {inputs.X.shape[0]}, got {k}")
+            k = int(self.n_neighbors)  # < l: _option_rules
             est = SpectralEmbedding(n_components=self.n_components, affinity="nearest_neighbors", n_neighbors=k,
                                     eigen_solver=self.eigen_solver, random_state=self.random_state, n_jobs=1)
             Z = est.fit_transform(np.asarray(inputs.X, dtype=np.float64))

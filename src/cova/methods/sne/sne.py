@@ -37,7 +37,7 @@ from ...manifolds import (
     tsne_learning_rate,
 )
 from ...objectives.kl import sne_kl_and_gradient, tsne_kl_and_gradient
-from ..base import TSNE_SCHEDULE_CONSTRAINTS, Embedder, check_size
+from ..base import TSNE_SCHEDULE_CONSTRAINTS, Embedder, size_guard
 
 __all__ = [
     "SNE",
@@ -154,6 +154,8 @@ class SNE(Embedder):
     kl_and_gradient = staticmethod(sne_kl_and_gradient)
     _parameter_constraints = EXACT_SNE_CONSTRAINTS
 
+    _option_rules = (size_guard("SNE", alternative=TSNE_ALTERNATIVE),)
+
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
                  n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = 0.1,
                  momentum: float = TSNE_SCHEDULE.momentum, final_momentum: float = TSNE_SCHEDULE.final_momentum, momentum_switch_iter: int = TSNE_SCHEDULE.momentum_switch_iter,
@@ -183,8 +185,6 @@ class SNE(Embedder):
 
     def _fit(self, inputs: Inputs) -> "SNE":
         self._validate_params()
-        l = inputs.X.shape[0]
-        check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = pca_reduce(inputs.X, self.n_pca)
         return _descend(self, inputs, Xr)
 
@@ -213,6 +213,8 @@ class ExactTSNE(Embedder):
 
     kl_and_gradient = staticmethod(tsne_kl_and_gradient)
     _parameter_constraints = {**EXACT_SNE_CONSTRAINTS, "affinity": [StrOptions({"perplexity", "inputs"})]}
+
+    _option_rules = (size_guard("Exact t-SNE", alternative=TSNE_ALTERNATIVE),)
 
     def __init__(self, perplexity: float = 30.0, n_pca: int | None = 30, neighbors: str = "all",
                  n_components: int = 2, max_iter: int = TSNE_SCHEDULE.max_iter, learning_rate: str | float = "auto",
@@ -257,7 +259,5 @@ class ExactTSNE(Embedder):
 
     def _fit(self, inputs: Inputs) -> "ExactTSNE":
         self._validate_params()
-        l = inputs.n_samples
-        check_size(l, self.max_samples, type(self).__name__, alternative=TSNE_ALTERNATIVE)
         Xr = None if self.affinity == "inputs" else pca_reduce(inputs.X, self.n_pca)
         return _descend(self, inputs, Xr)
