@@ -529,10 +529,10 @@ def job_context(a: argparse.Namespace) -> str:
                 f"{ids['inputs']} (config key metrics)")
     if a.step == "embed":
         entry = f"method entry {run['entry']}" if run and run["entry"] else "method"
-        where = f" on dataset {run['dataset']} with inputs {run['inputs']}" if run else ""
+        where = f" on dataset {run['dataset']} ({a.dataset}) with inputs {run['inputs']}" if run else ""
         return f"{entry} (method {a.method}, params {a.params}){where}"
     if a.step in ("inputs", "posterior") and run:
-        return f"config key inputs.{run['inputs']} on dataset {run['dataset']}"
+        return f"config key inputs.{run['inputs']} on dataset {run['dataset']} ({a.dataset})"
     if a.step in ("experiment", "study"):
         return f"{a.step} {_json(a.spec).get('name')}"
     return f"cova {a.step}"
