@@ -71,6 +71,9 @@ def write_error(path: str | os.PathLike, err: OSError) -> FileError:
 #: The folders the workflow writes into, relative to its working directory: every rule's output, log and benchmark
 #: file is under ``results/``, processed datasets under ``data/processed/``, fetched files under ``data/raw/``.
 OUTPUT_FOLDERS = ("results", "data/processed", "data/raw")
+#: The folder of the workflow's temporary folders (the job server's socket, :func:`cova.jobserver.start`): inside
+#: the outputs, so that nothing is left in the system's temporary folder; a next run removes stale ones.
+TEMP_DIR = "results/.tmp"
 
 
 def require_writable(folders: Iterable[str | os.PathLike], root: str | os.PathLike = ".") -> None:
