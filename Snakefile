@@ -10,11 +10,11 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from cova.config import SCORECARD_OUTPUTS, Plan, read_config_file, resolve_config, validate_config
+from cova.io import OUTPUT_FOLDERS, TEMP_DIR, FileError, require_writable
 
 # config.yaml is the default: `--config key=value` alone changes it, a --configfile replaces it (an overlay such as
 # config/ci.yaml names config.yaml as its base). Reading it first makes a YAML error name the file and line.
@@ -37,6 +37,12 @@ envvars:
 
 validate_config(config, Path(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 PLAN = Plan(config)
+# The output folders must be writable before any job starts: one message naming the folder, not the scheduler's
+# traceback when the first job writes (cova.io.require_writable).
+try:
+    require_writable(OUTPUT_FOLDERS)
+except FileError as err:
+    sys.exit(f"Error: {err}")
 for notice in PLAN.notices:  # e.g. Places2 features not supplied: the stand-in runs instead
     print(notice, file=sys.stderr)
 # Jobs run `python -m cova ...` with the interpreter that runs Snakemake (e.g. .venv/bin), unless a
@@ -78,7 +84,7 @@ onstart:
         and not workflow.deployment_settings.deployment_method
         and not os.environ.get(jobserver.ENV)
     ):
-        _JOB_SERVER["path"], _JOB_SERVER["proc"] = jobserver.start(tempfile.gettempdir())
+        _JOB_SERVER["path"], _JOB_SERVER["proc"] = jobserver.start(TEMP_DIR)
         os.environ[jobserver.ENV] = _JOB_SERVER["path"]
 
 

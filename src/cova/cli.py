@@ -7,8 +7,10 @@ stderr, which the Snakemake rules send to their ``log:`` file.
 from __future__ import annotations
 
 import argparse
+import dis
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -478,7 +480,68 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The package's own source folder: a ValueError raised by a ``raise`` statement in a file below it is one of our
+#: validation messages (:func:`is_refusal`).
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: A job's output file in the workflow's layout: ``results/{dataset}/{inputs_id}/...`` with ``{inputs_id}`` and
+#: ``{params_id}`` the config name plus ``-`` and 8 hex digits (:func:`cova.config.plan.make_id`).
+_RUN_PATH = re.compile(r"(?:^|/)results/(?P<dataset>[^/]+)/(?P<inputs>[^/]+)-[0-9a-f]{8}/"
+                       r"(?:inputs\.npz/|class_posterior/|(?P<method>[^/]+)/(?P<entry>[^/]+)-[0-9a-f]{8}/)")
+
+
+def is_refusal(err: BaseException) -> bool:
+    """Whether ``err`` is a refusal meant for the user (one message in the job's log) rather than a bug (its
+    traceback): a :class:`cova.constraints.UserError` (every refusal class of the package), scikit-learn's
+    ``InvalidParameterError`` (a value our declared ``_parameter_constraints`` refuse, checked by scikit-learn's
+    validator), or a ``ValueError`` raised by a ``raise`` statement in the package's own code (our validation,
+    e.g. a parameter that does not fit these data). A ``ValueError`` from inside numpy, scipy or another library,
+    or one the interpreter raised in our code (an unpacking, a conversion), is a bug and keeps its traceback."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from .constraints import UserError
+
+    if isinstance(err, (UserError, InvalidParameterError)):
+        return True
+    if not isinstance(err, ValueError) or err.__traceback__ is None:
+        return False
+    tb = err.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if not Path(code.co_filename).resolve().is_relative_to(PACKAGE_DIR):
+        return False
+    return any(ins.offset == tb.tb_lasti and ins.opname == "RAISE_VARARGS" and ins.arg
+               for ins in dis.get_instructions(code))
+
+
+def job_context(a: argparse.Namespace) -> str:
+    """What a job of step ``a.step`` works on, in the config's words where its arguments tell: the dataset entry,
+    the inputs block and the method entry of its run (from the workflow's output paths), an experiment's name."""
+    run = None
+    for path in (getattr(a, "out", None), getattr(a, "inputs", None), getattr(a, "run", None)):
+        if isinstance(path, str) and (run := _RUN_PATH.search(Path(path).as_posix() + "/")):
+            break
+    if a.step == "dataset":
+        return f"config key datasets.{a.name} (loader {a.loader})"
+    ids = _json(a.ids) if a.step == "score" else {}
+    if {"dataset", "inputs", "method_entry"} <= set(ids):
+        return (f"scores of method entry {ids['method_entry']} on dataset {ids['dataset']} with inputs "
+                f"{ids['inputs']} (config key metrics)")
+    if a.step == "embed":
+        entry = f"method entry {run['entry']}" if run and run["entry"] else "method"
+        where = f" on dataset {run['dataset']} ({a.dataset}) with inputs {run['inputs']}" if run else ""
+        return f"{entry} (method {a.method}, params {a.params}){where}"
+    if a.step in ("inputs", "posterior") and run:
+        return f"config key inputs.{run['inputs']} on dataset {run['dataset']} ({a.dataset})"
+    if a.step in ("experiment", "study"):
+        return f"{a.step} {_json(a.spec).get('name')}"
+    return f"cova {a.step}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one step (``python -m cova <step> ...``) and return its exit status. A refusal meant for the user
+    (:func:`is_refusal`) or a file that cannot be fetched, read or written ends the step with one message naming
+    what the job works on and what to do (status 1); any other exception is a bug and keeps its traceback."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     args = build_parser().parse_args(argv)
@@ -490,6 +553,11 @@ def main(argv: list[str] | None = None) -> int:
         args.func(args)
     except (FetchError, FileError, FileNotFoundError) as err:
         log.error("%s", err)
+        return 1
+    except ValueError as err:
+        if not is_refusal(err):
+            raise
+        log.error("%s refused: %s", job_context(args), err)
         return 1
     write_report()
     return 0

@@ -294,7 +294,15 @@ def option_defaults(obj: Any) -> dict[str, Any]:
     return out
 
 
-class OptionError(ValueError):
+class UserError(ValueError):
+    """A refusal meant for the user: the input (a config value, a file, a parameter for these data) cannot be used,
+    and the message names it and what to do. A job that raises one ends with that one message, never a traceback
+    (:func:`cova.cli.main`; docs/decisions.md, "Refusals at job time"). Every refusal class of the package derives
+    from it (:class:`OptionError`, :class:`cova.config.ConfigError`, :class:`cova.manifolds.DegenerateSolution`,
+    :class:`cova.viz.export.ExportError`)."""
+
+
+class OptionError(UserError):
     """A config value its declaration refuses; the message names the key, the value and what is allowed."""
 
     def __init__(self, key: str, message: str):

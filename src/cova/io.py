@@ -25,7 +25,7 @@ import re
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,34 @@ def write_error(path: str | os.PathLike, err: OSError) -> FileError:
     """The :class:`FileError` for an ``OSError`` met writing ``path``: the file, the reason and what to do."""
     advice = _WRITE_ADVICE.get(err.errno or 0, "check that the folder exists and can be written")
     return FileError(f"cannot write {path}: {err.strerror or err}; {advice}")
+
+
+#: The folders the workflow writes into, relative to its working directory: every rule's output, log and benchmark
+#: file is under ``results/``, processed datasets under ``data/processed/``, fetched files under ``data/raw/``.
+OUTPUT_FOLDERS = ("results", "data/processed", "data/raw")
+#: The folder of the workflow's temporary folders (the job server's socket, :func:`cova.jobserver.start`): inside
+#: the outputs, so that nothing is left in the system's temporary folder; a next run removes stale ones.
+TEMP_DIR = "results/.tmp"
+
+
+def require_writable(folders: Iterable[str | os.PathLike], root: str | os.PathLike = ".") -> None:
+    """Create each of ``folders`` (below ``root``) if missing and refuse one that this user cannot write into, before
+    any job starts (the Snakefile calls it at parse time): :class:`FileError` names the folder, why (no permission,
+    a read-only file system) and what to do, instead of the first job failing deep in the scheduler."""
+    for folder in folders:
+        path = Path(root, folder)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            advice = _WRITE_ADVICE.get(err.errno or 0, "check that the folder can be created")
+            raise FileError(f"cannot create the output folder {path}: {err.strerror or err}; {advice}") from None
+        if os.access(path, os.W_OK | os.X_OK):
+            continue
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            raise FileError(f"the output folder {path} is on a read-only file system; run from a copy of the "
+                            f"project on a writable disk")
+        raise FileError(f"the output folder {path} cannot be written by this user (no write permission); make it "
+                        f"writable (e.g. chmod -R u+w {path}) or run from a copy of the project where it is")
 
 
 def _remove_leftovers(target: Path, suffix: str) -> None:

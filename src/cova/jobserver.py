@@ -22,6 +22,7 @@ the step's, but its CPU seconds and peak memory are the client's own.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -239,32 +240,73 @@ def serve(path: str, preload: tuple[str, ...] = PRELOAD, entry: str = ENTRY, par
         Path(path).unlink(missing_ok=True)
 
 
+#: The longest path a Unix socket may have (``sun_path`` holds 108 bytes with the final NUL).
+SOCKET_PATH_MAX = 107
+#: The name of the server's folder (``cova-XXXXXXXX``) and of its socket in it.
+FOLDER_PREFIX, SOCKET = "cova-", "jobs.sock"
+
+
+def _alive(path: str | os.PathLike) -> bool:
+    """Whether a server accepts connections at the socket ``path``."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(os.fspath(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def remove_stale(directory: str | os.PathLike) -> None:
+    """Remove the folders of servers that are gone (a Snakemake killed before its ``onerror`` ran): a
+    ``cova-XXXXXXXX`` folder under ``directory`` whose socket accepts no connection. Only the socket and the empty
+    folder are removed; a folder holding anything else is left alone."""
+    for folder in Path(directory).glob(f"{FOLDER_PREFIX}*"):
+        if folder.is_dir() and not _alive(folder / SOCKET):
+            try:
+                (folder / SOCKET).unlink(missing_ok=True)
+                folder.rmdir()
+            except OSError:
+                pass
+
+
 def start(directory: str | os.PathLike, timeout: float = 120.0, entry: str = ENTRY) -> tuple[str, "object"]:
-    """Start a server for this process's jobs: its socket in a new private folder under ``directory`` (short, since
-    a Unix socket path has at most 107 bytes). Returns (socket path, the server's ``subprocess.Popen``) once the
-    server accepts connections; raises ``RuntimeError`` if it does not within ``timeout`` seconds."""
+    """Start a server for this process's jobs: its socket in a new folder under ``directory`` (the workflow's
+    ``results/.tmp``), or under the system's temporary folder when a socket path under ``directory`` would be too
+    long for a Unix socket. Folders of servers that are gone are removed first (:func:`remove_stale`), and the new
+    folder is removed again if the server does not start. Returns (socket path, the server's ``subprocess.Popen``)
+    once the server accepts connections; raises ``RuntimeError`` if it does not within ``timeout`` seconds."""
     import subprocess
     import tempfile
 
-    folder = tempfile.mkdtemp(prefix="cova-", dir=directory)
-    path = os.path.join(folder, "jobs.sock")
-    proc = subprocess.Popen([sys.executable, "-m", "cova.jobserver", path, entry, str(os.getpid())],
-                            stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the job server exited at start-up (status {proc.returncode})")
-        if os.path.exists(path):
-            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                probe.connect(path)
-                probe.close()
+    directory = os.path.abspath(directory)
+    if len(os.path.join(directory, f"{FOLDER_PREFIX}xxxxxxxx", SOCKET).encode()) > SOCKET_PATH_MAX:
+        directory = tempfile.gettempdir()
+    os.makedirs(directory, exist_ok=True)
+    remove_stale(directory)
+    folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=directory)
+    path = os.path.join(folder, SOCKET)
+    proc = None
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "cova.jobserver", path, entry, str(os.getpid())],
+                                stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the job server exited at start-up (status {proc.returncode})")
+            if os.path.exists(path) and _alive(path):
                 return path, proc
-            except OSError:
-                probe.close()
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError(f"the job server did not start within {timeout:g} s")
+            time.sleep(0.05)
+        raise RuntimeError(f"the job server did not start within {timeout:g} s")
+    except BaseException:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(OSError):
+            Path(path).unlink(missing_ok=True)
+            os.rmdir(folder)
+        raise
 
 
 def stop(path: str, proc: "object | None" = None, timeout: float = 10.0) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.spatial.distance import pdist, squareform
 
 from .graphs import geodesic_distances
+from .knn import check_distance_scale
 
 __all__ = ["squared_distances", "finish_gram", "dense_sq_distances", "mean_scaled_distances", "SMALL_WORK"]
 
@@ -69,6 +70,7 @@ def dense_sq_distances(X: np.ndarray) -> np.ndarray:
     :func:`cova.affinity.gaussian_perplexity` uses direct differences instead.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
+    check_distance_scale(X)
     Xc = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", Xc, Xc)
     D = squared_distances(Xc, Xc, sq, sq)
@@ -105,6 +107,8 @@ def mean_scaled_distances(inputs: Any, metric: str, validate: Any,
     validate(n)
     if not np.all(np.isfinite(X)):
         raise ValueError("the input contains NaN or infinite values")
+    if metric != "precomputed":
+        check_distance_scale(X)
     D = _input_distances(X, metric, n_neighbors)
     scale = float(D[~np.eye(n, dtype=bool)].mean())
     if not scale > 0:

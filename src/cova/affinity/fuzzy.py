@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ..checks import check_matrix
 from ..jit import cache_library_kernels
-from .knn import METHODS, METRICS, nearest_neighbors
+from .knn import METHODS, METRICS, RESCALE, nearest_neighbors
 
 __all__ = ["FuzzyGraph", "fuzzy_graph"]
 
@@ -63,6 +63,18 @@ def _check_k(n_neighbors: object, m: int) -> int:
     if k >= m:
         raise ValueError(f"n_neighbors must be < the number of samples m = {m}, got {k}")
     return k
+
+
+def _check_float32_distances(dist: np.ndarray) -> None:
+    """umap-learn calibrates the fuzzy set in float32: neighbour distances beyond its range would become inf (and P
+    NaN) or 0 there. Raises ``ValueError`` naming the distance and what to do."""
+    top, tiny = float(np.finfo(np.float32).max), float(np.finfo(np.float32).tiny)
+    largest = float(dist.max()) if dist.size else 0.0
+    if largest > top or 0.0 < largest < tiny:
+        bound, what = (top, "above") if largest > top else (tiny, "below")
+        raise ValueError(f"X's neighbour distances reach {largest:.3g}, {what} the float32 range ({bound:.3g}) that "
+                         f"umap-learn computes the fuzzy simplicial set in, so its weights P would be "
+                         f"{'NaN' if what == 'above' else 'undefined'}; {RESCALE}")
 
 
 def fuzzy_graph(
@@ -110,6 +122,7 @@ def fuzzy_graph(
 
     ind, dist = nearest_neighbors(X, k - 1, metric=metric, method=knn_method, random_state=int(random_state),
                                   n_jobs=int(n_jobs))
+    _check_float32_distances(dist)
     knn_indices = np.empty((m, k), dtype=np.int64)
     knn_indices[:, 0] = np.arange(m)
     knn_indices[:, 1:] = ind

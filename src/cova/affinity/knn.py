@@ -39,7 +39,7 @@ import numpy as np
 
 from ..checks import check_matrix
 
-__all__ = ["nearest_neighbors", "query_neighbors", "pair_sq_distances", "METHODS", "METRICS"]
+__all__ = ["nearest_neighbors", "query_neighbors", "pair_sq_distances", "check_distance_scale", "METHODS", "METRICS"]
 
 METHODS: tuple[str, ...] = ("auto", "exact", "pynndescent")
 METRICS: tuple[str, ...] = ("euclidean", "cosine")
@@ -53,7 +53,41 @@ EXACT_MAX_WORK: float = 3.2e11
 SKLEARN_WORKING_MEMORY_MB: int = 128
 
 def _check_X(X: np.ndarray) -> np.ndarray:
-    return check_matrix(X, "X", contiguous=True)
+    X = check_matrix(X, "X", contiguous=True)
+    check_distance_scale(X)
+    return X
+
+
+#: What to do with features whose squared distances leave float64's range.
+RESCALE = ("rescale or standardise the features (e.g. subtract each column's mean and divide it by its standard "
+           "deviation) in the data file, or choose features of a moderate scale")
+
+
+def check_distance_scale(X: np.ndarray, name: str = "X") -> None:
+    """Refuse features whose squared distances leave float64's range, where they arise: every W, kernel bandwidth
+    and perplexity calibration is computed from ``‖x_i − x_j‖²`` (or from ``‖x_i‖²``, the Gram expansion and the
+    cosine's row norms), so an overflow there turns W into inf or NaN, and an underflow makes distinct points
+    coincide. One pass over X: with m_t = max_i |x_it| and s_t the range of column t, ``Σ_t (2·m_t)²`` bounds
+    every squared distance and squared norm from above (it must be finite), ``Σ_t s_t²`` is the largest squared
+    distance up to a factor d (it must not underflow to below the smallest normal float when some column varies).
+    Raises ``ValueError`` naming the largest value (or range), its column and what to do."""
+    top = np.max(np.abs(X), axis=0)
+    with np.errstate(over="ignore", under="ignore"):
+        bound = float(np.sum(np.square(2.0 * top)))
+        span = np.max(X, axis=0) - np.min(X, axis=0)
+        spread = float(np.sum(np.square(span)))
+    d = X.shape[1]
+    if not np.isfinite(bound):
+        limit = float(np.sqrt(np.finfo(np.float64).max / (4.0 * d)))
+        j = int(np.argmax(top))
+        raise ValueError(f"{name} has values too large for its squared distances in float64: |x| up to "
+                         f"{top[j]:.3g} in column {j} ({int(np.sum(top > limit))} of {d} columns above {limit:.3g}), "
+                         f"so ‖x_i − x_j‖² overflows to inf and the weights W built from it would be NaN; {RESCALE}")
+    if spread < np.finfo(np.float64).tiny and span.max() > 0:
+        j = int(np.argmax(span))
+        raise ValueError(f"{name} has differences too small for its squared distances in float64: the largest "
+                         f"column range is {span[j]:.3g} (column {j}), so every ‖x_i − x_j‖² underflows to (nearly) "
+                         f"0 and the weights W built from it would be undefined; {RESCALE}")
 
 
 @numba.njit(cache=True, parallel=True)

@@ -20,6 +20,8 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import logsumexp
 
+from .knn import RESCALE
+
 __all__ = ["conditional_probabilities", "dense_conditional_probabilities", "calibrate_precisions",
            "log_conditional_probabilities"]
 
@@ -127,7 +129,33 @@ def conditional_probabilities(
         raise ValueError(f"tol must be > 0, got {tol}")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be ≥ 1, got {max_iter}")
-    return _calibrate(d2, math.log(perplexity), float(tol), int(max_iter))
+    P = _calibrate(d2, math.log(perplexity), float(tol), int(max_iter))
+    _check_reached(d2, P, perplexity, tol, int(max_iter))
+    return P
+
+
+def _check_reached(d2: np.ndarray, P: np.ndarray, perplexity: float, tol: float, max_iter: int) -> None:
+    """Refuse a calibration whose bandwidth search ran out of range: the bisection starts at β = 1 and doubles or
+    halves it, so it reaches β from 2^−max_iter to 2^max_iter only; rows whose squared distances lie far outside
+    the reciprocal range (features of a scale near 10^±15 and beyond) end with a P of the wrong perplexity, which
+    would silently give a wrong W. A row whose target is unreachable because more than ``perplexity`` candidates
+    tie at its minimum distance is the documented exception and is kept. Converged rows are within ``tol`` of the
+    target; a miss by more than 100·``tol`` is a search that never bracketed it."""
+    target = math.log(perplexity)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        H = -np.sum(np.where(P > 0, P * np.log(P), 0.0), axis=1)
+    ties = np.sum(d2 == d2.min(axis=1, keepdims=True), axis=1)
+    missed = (np.abs(H - target) > 100 * tol) & (np.log(ties) < target)
+    if not missed.any():
+        return
+    rows = np.flatnonzero(missed)
+    spread = np.array([np.median(np.abs(d2[i] - d2[i].min())) for i in rows])
+    raise ValueError(f"the Gaussian bandwidth of {rows.size} of {d2.shape[0]} rows (rows {rows[:5].tolist()}"
+                     f"{' ...' if rows.size > 5 else ''}) cannot be calibrated to perplexity {perplexity:g}: their "
+                     f"squared neighbour distances (row medians above the row minimum from {np.min(spread):.3g} to "
+                     f"{np.max(spread):.3g}) lie outside what its bandwidth search reaches (precision β from "
+                     f"2^-{max_iter} to 2^{max_iter}: squared distances of about {2.0 ** -max_iter:.0e} to "
+                     f"{2.0 ** max_iter:.0e}), so its affinities would be silently wrong; {RESCALE}")
 
 
 

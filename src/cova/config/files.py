@@ -10,13 +10,15 @@ from typing import Any
 import jsonschema
 import yaml
 
+from ..constraints import UserError
+
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 #: where an overlay's ``overlay.base`` is looked up when the caller names no directory: the project root
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 _SECTIONS_PRUNED = ("datasets", "inputs", "methods")
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """An invalid configuration; the message names the key and what is allowed."""
 
 

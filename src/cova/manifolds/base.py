@@ -13,10 +13,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..constraints import UserError
+
 __all__ = ["Manifold", "FunctionManifold", "DegenerateSolution", "accepts_keyword"]
 
 
-class DegenerateSolution(ValueError):
+class DegenerateSolution(UserError):
     """The method's problem has no meaningful solution for these inputs and parameters (e.g. eigen-COVA with
     no negative eigenvalue, COVA Sec. 3.2.2, raised by its solver :func:`cova.manifolds.eigen.eigen_cova_solve`).
     The pipeline records such a run as degenerate (NaN scores) instead of failing the whole workflow."""

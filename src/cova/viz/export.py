@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..constraints import UserError
 from ..datasets.base import Dataset
 from ..embedding import Embedding
 from ..io import atomic_path
@@ -53,7 +54,7 @@ STRINGS = {"encoding-type": "string-array", "encoding-version": "0.2.0"}
 DICT = {"encoding-type": "dict", "encoding-version": "0.1.0"}
 
 
-class ExportError(ValueError):
+class ExportError(UserError):
     """An export that cannot be written as asked (a user error: the message says what to change)."""
 
 
