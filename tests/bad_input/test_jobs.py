@@ -60,7 +60,8 @@ def embed(run, method: str, entry: str, params: dict) -> list[str]:
 def test_a_parameter_that_does_not_fit_the_data_names_the_method_entry(run, caplog):
     message = refusal(caplog, embed(run, "umap", "u-k50", {"n_neighbors": 50}))
     assert message.startswith('method entry u-k50 (method umap, params {"n_neighbors": 50}) on dataset d (')
-    assert "with inputs means refused: n_neighbors must be < the number of samples l = 20, got 50" in message
+    assert ("with inputs means refused: UMAP parameter n_neighbors (a method entry's params.n_neighbors): 50 is not "
+            "allowed: the inputs' X has 20 rows") in message and message.endswith("allowed: at most 19")
     assert not list((run[0] / "results" / "d" / "means-0123abcd").glob("umap/*/embedding.npz"))
 
 
