@@ -189,7 +189,7 @@ def query_rows(d: ScoreData) -> np.ndarray | None:
     :func:`~.subsample.pairwise_subsample`, a function of the number of rows and the seed alone: the same rows for
     every method run on a data set."""
     n = d.Z.shape[0]
-    rows = pairwise_subsample(n, d.n_queries, exact_max_points=d.exact_max_points)
+    rows = pairwise_subsample(n, max_points=d.n_queries, exact_max_points=d.exact_max_points)
     return None if rows.size == n else rows
 
 
