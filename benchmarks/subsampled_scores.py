@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-import scaling  # noqa: E402
 
+import scaling  # noqa: E402
 from cova.methods.registry import make_method  # noqa: E402
 from cova.metrics.registry import ScoreData, evaluate  # noqa: E402
 from cova.metrics.subsample import EXACT_MAX_POINTS, N_QUERIES  # noqa: E402

@@ -81,28 +81,6 @@ def _as_rows(rows: object, n: int) -> np.ndarray:
     return r
 
 
-def _nearest_rows(Z: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """Index of the nearest row of P for every row of Z (ties to the lower index), in row blocks."""
-    out = np.empty(Z.shape[0], dtype=np.int64)
-    step = _block_rows(P.shape[0])
-    for s in range(0, Z.shape[0], step):
-        out[s:s + step] = np.argmin(sqdist_block(Z[s:s + step], P), axis=1)  # argmin: first minimum
-    return out
-
-
-def s_c(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray) -> float:
-    """Prototype positioning S_c (Appendix G): nearest-prototype accuracy.
-
-    A 1-NN classifier whose training set is the ``c`` prototypes (row ``j`` of ``prototypes`` (c, k) has
-    label ``j``) classifies every embedded sample: ``S_c = mean_i [argmin_j |z_i - p_j| = y_i]``, ties to the
-    lower prototype index. Not invariant to a global scale or shift of Z against the prototypes.
-    """
-    Z = _as_matrix("Z", Z)
-    P = _as_prototypes(prototypes, Z)
-    y = _as_labels(labels, Z.shape[0], P.shape[0])
-    return float(np.mean(_nearest_rows(Z, P) == y))
-
-
 def _block_rows(n_cols: int) -> int:
     """Rows per block so that one ``rows x n_cols`` block has at most :data:`BLOCK_ENTRIES` entries."""
     return max(1, min(4096, BLOCK_ENTRIES // max(1, n_cols)))
