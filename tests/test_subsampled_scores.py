@@ -22,20 +22,21 @@ from cova.metrics.subsample import Z_95, estimate, pairwise_subsample
 N, C, K = 3000, 5, 12
 #: The lowered threshold and query count of these tests (the defaults are 20,000 and 10,000).
 SMALL = {"exact_max_points": 1000, "n_queries": 1000}
-SUBSAMPLED = ("s_n", "s_n_cohort_kbar", "s_s", "trustworthiness", "continuity")
+SUBSAMPLED = ("s_n", "s_n_cohort_kbar", "trustworthiness", "continuity")
 
 
 @pytest.fixture(scope="module")
 def data():
-    """X (3,000 × 20, five Gaussian cohorts), labels, prototypes and two embeddings of different dimension: a
-    noisy 2-D projection and a 3-D one."""
+    """X (3,000 × 20, five Gaussian cohorts), labels, prototypes and three embeddings of different dimension: a
+    noisy 2-D projection, a 3-D and a 10-D one (whose neighbours come from brute force, not the KD-tree)."""
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(C), N // C)
     X = rng.normal(size=(C, 20))[y] * 1.5 + rng.normal(size=(N, 20))
     Z2 = X[:, :2] + 0.5 * rng.normal(size=(N, 2))
     Z3 = np.ascontiguousarray(X[:, 2:5])
+    Z10 = np.ascontiguousarray(X[:, 5:15])
     P = rng.normal(size=(C, 2)) * 3
-    return X, y, P, {"2-D": Z2, "3-D": Z3}
+    return X, y, P, {"2-D": Z2, "3-D": Z3, "10-D": Z10}
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +83,13 @@ def test_subsampled_scores_are_within_the_stated_ci_of_the_exact_ones(data, exac
     for name, Z in embeddings.items():
         got = evaluate(ScoreData(Z=Z, n_cohorts=C, X=X, labels=y, n_neighbors=K, **SMALL),
                        names=["s_n", "s_s", "trustworthiness_continuity"])
-        for key in SUBSAMPLED:
+        # S_s is subsampled only where its exact search is brute force (> 8 columns); else it stays exact
+        keys = SUBSAMPLED + ("s_s",) if Z.shape[1] > 8 else SUBSAMPLED
+        for key in keys:
             assert got[f"{key}_ci95"] > 0
             assert abs(got[key] - exact[name][key]) <= got[f"{key}_ci95"], (name, key, got[key], exact[name][key])
+        if Z.shape[1] <= 8:
+            assert got["s_s"] == exact[name]["s_s"] and "s_s_ci95" not in got
 
 
 def test_the_confidence_interval_covers_the_mean_95_percent_of_the_time(data):
@@ -129,7 +134,7 @@ def test_the_record_states_what_is_subsampled(data):
     for key in SUBSAMPLED:
         assert scores[f"{key}_se"] > 0 and scores[f"{key}_ci95"] == pytest.approx(Z_95 * scores[f"{key}_se"])
     assert scores["n_queries"] == SMALL["n_queries"]
-    for key in ("s_c", "s_c_aligned", "s_c_r"):  # O(n c) or O(n + c²): always exact, no CI
+    for key in ("s_s", "s_c", "s_c_aligned", "s_c_r"):  # O(n log n), O(n c), O(n + c²): exact, no CI
         assert key in scores and f"{key}_ci95" not in scores
     assert json.loads(dumps_json(scores)) == pytest.approx(scores)  # strict JSON, numbers only
     exact = score_run(inputs, Embedding(Z=embeddings["2-D"]), n_neighbors=K)  # 3,000 rows: exact by default

@@ -15,12 +15,13 @@ of W), ``gold`` (Fig. 5: S_c^(r) against the gold-standard prototypes and S_s of
 train/test split, ``heldout_knn_error`` (NeRV Sec. 5.3: the test rows classified by their k = ``knn_k`` nearest
 training rows in the display).
 
-Scores at scale: above ``exact_max_points`` rows (default 20,000) ``s_n``, ``s_n_cohort_kbar``, ``s_s``,
-``s_s_gold``, ``trustworthiness`` and ``continuity`` are the means of their per-row terms over ``n_queries`` query
-rows (default 10,000; :func:`query_rows`, the same rows for every method of a data set), each query's neighbours
-searched among all rows; their records say so (``<key>_se``, ``<key>_ci95``, ``n_queries``; :func:`evaluate`). The
-other scores stay exact: S_c and S_c aligned compare each sample with the c prototypes only (O(n c)), S_c^(r) and
-its variants compare c cohort centres (O(n + c²)); none of them searches neighbours among the samples.
+Scores at scale: above ``exact_max_points`` rows (default 20,000) the scores whose exact value costs O(n²) are the
+means of their per-row terms over ``n_queries`` query rows (default 10,000; :func:`query_rows`, the same rows for
+every method of a data set), each query's neighbours searched among all rows: ``s_n``, ``s_n_cohort_kbar``,
+``trustworthiness``, ``continuity``, and ``s_s`` / ``s_s_gold`` of embeddings with more than 8 columns (brute-force
+neighbours). Their records say so (``<key>_se``, ``<key>_ci95``, ``n_queries``; :func:`evaluate`). The other scores
+stay exact at every size: S_s of 2-D and 3-D maps (KD-tree, O(n log n)), S_c and S_c aligned (each sample against
+the c prototypes only, O(n c)), S_c^(r) and its variants (c cohort centres, O(n + c²)).
 
 Measures of graph embeddings (ours; the DOSNES paper judges its figures by eye, :mod:`.crowding` and
 :mod:`.display_neighbours`): ``radial_cv``, ``centre_fraction``, ``degree_radius_rho``, ``knn_accuracy`` (k =
@@ -65,7 +66,7 @@ from .crowding import centre_fraction, degree_radius_rho, radial_cv
 from .density import local_radius_pair, pearson
 from .display_neighbours import graph_precision, knn_accuracy, knn_accuracy_series
 from .global_structure import centroid_triplet_accuracy, pairwise_subsample, shepard_goodness_and_stress
-from .neighborhood import trustworthiness_continuity, trustworthiness_continuity_per_row
+from .neighborhood import KDTREE_MAX_DIM, trustworthiness_continuity, trustworthiness_continuity_per_row
 from .retrieval import heldout_knn_error, nerv_measures
 from .subsample import EXACT_MAX_POINTS, N_QUERIES, Estimate, estimate
 
@@ -94,8 +95,8 @@ class ScoreData:
     ``all`` only); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
     normalisation (both over the rows scored); ``kl`` the final KL divergence the method reported. The settings
     (:data:`SETTINGS`) are always present: ``geometry`` of the embedding (``"plane"`` or ``"sphere"``), κ, the
-    k of the neighbourhood scores, and the size above which S_n, S_s, trustworthiness and continuity are estimated
-    from ``n_queries`` query rows (``exact_max_points``; :func:`query_rows`).
+    k of the neighbourhood scores, and the size above which the O(n²) scores are estimated from ``n_queries`` query
+    rows (``exact_max_points``; :func:`query_rows`).
     """
 
     Z: np.ndarray
@@ -210,9 +211,12 @@ def _s_s(d: ScoreData) -> dict[str, float | Estimate]:
 
 
 def _s_s_of(d: ScoreData, labels: np.ndarray) -> float | Estimate:
-    """S_s of ``d.Z`` under ``labels``: exact, or estimated from the query rows (:func:`query_rows`)."""
+    """S_s of ``d.Z`` under ``labels``: estimated from the query rows (:func:`query_rows`) only where the exact
+    score costs O(n²), i.e. where the nearest neighbours of Z are found by brute force (more than
+    :data:`~.neighborhood.KDTREE_MAX_DIM` columns); with the KD-tree (every 2-D or 3-D map) it costs O(n log n) and
+    stays exact at every size."""
     rows = query_rows(d)
-    if rows is None:
+    if rows is None or d.Z.shape[1] <= KDTREE_MAX_DIM:
         return s_s(d.Z, labels)
     return estimate(s_s_per_row(d.Z, labels, rows), d.Z.shape[0])
 

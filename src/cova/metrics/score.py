@@ -70,9 +70,10 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
     go into ``per_point`` when it is given, suffixed like the scores. ``nerv`` holds the settings of the NeRV
     measures (group ``nerv``: ``k_max``, ``joint``, ``pr_relevant``, ``pr_k_max``, ``space``) and
     ``ground_truth`` the dataset's latent coordinates for ``space: ground_truth``. Above ``exact_max_points``
-    scored rows, S_n, S_s, trustworthiness and continuity are estimated from ``n_queries`` query rows, with their
-    standard error and 95 % confidence interval in the record (:func:`cova.metrics.registry.evaluate`); the
-    held-out rows of a split are subsampled on their own count.
+    scored rows, S_n, trustworthiness, continuity (and S_s of maps with more than 8 columns) are estimated from
+    ``n_queries`` query rows (:func:`cova.metrics.registry.query_rows`), with their standard error and 95 %
+    confidence interval in the record (:func:`cova.metrics.registry.evaluate`); the held-out rows of a split are
+    subsampled on their own count.
     """
     measures = check_groups(measures)
     Z, placed_prototypes, ok = embedding.Z, embedding.placed_or_none, embedding.ok

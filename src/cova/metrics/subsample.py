@@ -5,11 +5,11 @@ seed alone, so every embedding of one data set is scored on the same rows):
 
 * the O(m²) global measures of featMAP Table 1 (:mod:`.global_structure`) are evaluated on the subsample *alone*
   (above :data:`MAX_PAIRWISE_POINTS` rows);
-* the neighbourhood and cohort scores (S_n, S_s, trustworthiness, continuity; :mod:`.registry`) above
-  :data:`EXACT_MAX_POINTS` rows use the subsample as their *query* rows, while each query's neighbours are still
-  searched among all m rows (docs/decisions.md, "Scores at scale"). Each of these scores is the mean over all rows
-  of a per-row quantity v_i, so the mean over the queries estimates it, with the standard error of
-  :func:`estimate`.
+* the O(m²) neighbourhood and cohort scores (S_n, trustworthiness, continuity, S_s of maps of more than 8 columns;
+  :mod:`.registry`) above :data:`EXACT_MAX_POINTS` rows use the subsample as their *query* rows, while each query's
+  neighbours are still searched among all m rows (docs/decisions.md, "Scores at scale"). Each of these scores is
+  the mean over all rows of a per-row quantity v_i, so the mean over the queries estimates it, with the standard
+  error of :func:`estimate`.
 """
 
 from __future__ import annotations
