@@ -24,13 +24,15 @@ from ..affinity.graphs import knn_graph
 from .neighborhood import (
     EXACT_MAX_DIM,
     _as_matrix,
+    _as_rows,
     _block_rows,
     _same_rows,
     knn_indices,
     sqdist_block,
 )
 
-__all__ = ["s_s", "s_c", "s_c_r", "s_n", "s_n_readings", "cohort_graph", "link_comparison"]
+__all__ = ["s_s", "s_s_per_row", "s_c", "s_c_r", "s_n", "s_n_readings", "s_n_readings_per_row", "cohort_graph",
+           "link_comparison"]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -87,12 +89,24 @@ def s_s(Z: np.ndarray, labels: np.ndarray) -> float:
     index; a duplicate of ``z_i`` counts as its nearest neighbour). KD-tree / row-blocked kNN, no n x n array.
     Needs at least 2 samples.
     """
+    return float(np.mean(_s_s_hits(Z, labels, None)))
+
+
+def s_s_per_row(Z: np.ndarray, labels: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The per-row terms ``[y_{nn(i)} = y_i]`` (0.0 or 1.0) of S_s (:func:`s_s`, their mean over all samples) for the
+    query samples ``rows``. A query is a sample whose nearest other sample is searched among *all* n samples, as
+    the definition asks; only the outer mean is restricted to the queries (:func:`cova.metrics.subsample.estimate`).
+    Cost O(q log n) (KD-tree) or O(q n) (brute force) for q queries."""
+    return _s_s_hits(Z, labels, _as_rows(rows, np.shape(Z)[0])).astype(np.float64)
+
+
+def _s_s_hits(Z: np.ndarray, labels: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     Z = _as_matrix("Z", Z)
     y = _as_labels(labels, Z.shape[0])
     if Z.shape[0] < 2:
         raise ValueError("S_s needs at least 2 samples in Z")
-    nn = knn_indices(Z, 1)[:, 0]
-    return float(np.mean(y[nn] == y))
+    nn = knn_indices(Z, 1, rows)[:, 0]
+    return y[nn] == (y if rows is None else y[rows])
 
 
 def _nearest_rows(Z: np.ndarray, P: np.ndarray) -> np.ndarray:
@@ -109,7 +123,9 @@ def s_c(Z: np.ndarray, labels: np.ndarray, prototypes: np.ndarray) -> float:
 
     A 1-NN classifier whose training set is the ``c`` prototypes (row ``j`` of ``prototypes`` (c, k) has
     label ``j``) classifies every embedded sample: ``S_c = mean_i [argmin_j |z_i - p_j| = y_i]``, ties to the
-    lower prototype index. Not invariant to a global scale or shift of Z against the prototypes.
+    lower prototype index. Not invariant to a global scale or shift of Z against the prototypes. Exact at every
+    size: a query (a sample) is compared with the c prototypes only, never with other samples, so S_c costs O(n c)
+    and a subsample of queries would add sampling error and save nothing (docs/decisions.md, "Scores at scale").
     """
     Z = _as_matrix("Z", Z)
     P = _as_prototypes(prototypes, Z)
@@ -239,6 +255,29 @@ def _overlap_hist_par(DX: np.ndarray, oX: np.ndarray, DZ: np.ndarray, oZ: np.nda
                     hist[c, t] += 1
 
 
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _overlap_rows_par(DX: np.ndarray, oX: np.ndarray, DZ: np.ndarray, oZ: np.ndarray, w: np.ndarray,
+                      out: np.ndarray) -> None:  # pragma: no cover - jit
+    """out[r, a] = sum_m w[a, max(rank_X(m), rank_Z(m))] over the members m whose maximum rank is < w.shape[1]:
+    one per-row value per weight table a (rows in parallel, each summed sequentially over m, so the result does
+    not depend on the thread count). With w[a, t] = (H(kbar) - H(t)) / kbar this is Eq. G.2's per-sample term
+    (:func:`s_n_readings_per_row`)."""
+    b, n = DX.shape
+    n_w, kmax = w.shape
+    for r in numba.prange(b):
+        rX = np.empty(n, dtype=np.int64)
+        rZ = np.empty(n, dtype=np.int64)
+        _stable_ranks_row(DX[r], oX[r], rX)
+        _stable_ranks_row(DZ[r], oZ[r], rZ)
+        for a in range(n_w):
+            out[r, a] = 0.0
+        for m in range(n):
+            t = max(rX[m], rZ[m])
+            if t < kmax:
+                for a in range(n_w):
+                    out[r, a] += w[a, t]
+
+
 def _argsort_rows(D: np.ndarray, pool: ThreadPoolExecutor, n_parts: int) -> np.ndarray:
     """np.argsort(D, axis=1) (NumPy's SIMD sort; any order of equal values is fine, the kernel restores the
     stable one), split in ``n_parts`` row ranges run on ``pool`` (NumPy releases the GIL while sorting)."""
@@ -300,6 +339,56 @@ def s_n_readings(X: np.ndarray, Z: np.ndarray, labels: np.ndarray) -> tuple[floa
     overlaps = _cohort_overlaps(X, Z, y, counts, {int(j): (9 * int(counts[j])) // 10 for j in present})
     l = X.shape[0]
     return _mean_overlap({j: o[:kbar] for j, o in overlaps.items()}, l), _mean_overlap(overlaps, l)
+
+
+def s_n_readings_per_row(X: np.ndarray, Z: np.ndarray, labels: np.ndarray,
+                         rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The per-sample terms of the two readings of S_n (:func:`s_n_readings`) for the query samples ``rows``.
+
+    Eq. G.2 is a mean over the samples, ``S_n = (1/l) sum_i q_i`` with ``q_i = (1/kbar) sum_{kappa=1..kbar}
+    |NX_i[:kappa] & NZ_i[:kappa]| / kappa``. With 0-based ranks t_m = max(r_X(m), r_Z(m)) of the other members m of
+    i's cohort, ``overlap_i(kappa) = #{m : t_m < kappa}``, so ``q_i = (1/kbar) sum_{m : t_m < kbar} (H(kbar) -
+    H(t_m))`` (H the harmonic numbers): returned for kbar = floor(0.9 min_j n_j) and for i's own kbar_j =
+    floor(0.9 n_j). A query is a sample; its neighbour lists NX_i, NZ_i run over *all* members of its cohort (and
+    kbar over the full cohort sizes), as the definition asks: only the outer mean is restricted to the queries
+    (:func:`cova.metrics.subsample.estimate`). The mean of the terms over all samples equals :func:`s_n_readings`
+    up to rounding. NaN terms when kbar = 0. Cost O(q n_j (d + log n_j)) for q queries instead of O(sum_j n_j² ...).
+    """
+    X, Z, y, counts, present = _s_n_data(X, Z, labels)
+    rows = _as_rows(rows, X.shape[0])
+    kbar = (9 * int(counts[present].min())) // 10
+    out = np.full((rows.size, 2), np.nan)
+    if kbar == 0:
+        return out[:, 0], out[:, 1]
+    threads = numba.get_num_threads()
+    order = np.argsort(y, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        for j in present:
+            at = np.flatnonzero(y[rows] == j)  # positions in ``rows`` of the queries of cohort j
+            if at.size == 0:
+                continue
+            members = order[bounds[j]:bounds[j + 1]]  # ascending sample index, so local ties = global ties
+            local = np.searchsorted(members, rows[at])
+            own = (9 * int(counts[j])) // 10
+            w = np.zeros((2, own))
+            for a, kb in enumerate((kbar, own)):  # w[a, t] = (H(kb) - H(t)) / kb, t < kb
+                w[a, :kb] = np.cumsum(1.0 / np.arange(kb, 0, -1, dtype=np.float64))[::-1] / kb
+            Xj, Zj = X[members], Z[members]
+            Xsq = np.einsum("ij,ij->i", Xj, Xj) if Xj.shape[1] > EXACT_MAX_DIM else None
+            Zsq = np.einsum("ij,ij->i", Zj, Zj) if Zj.shape[1] > EXACT_MAX_DIM else None
+            step = _block_rows(members.size)
+            for s in range(0, local.size, step):
+                loc = local[s:s + step]
+                DX = sqdist_block(Xj[loc], Xj, B_sqnorm=Xsq)
+                DZ = sqdist_block(Zj[loc], Zj, B_sqnorm=Zsq)
+                DX[np.arange(loc.size), loc] = np.inf  # self sorts last: rank n_j - 1 >= kbar_j, never counted
+                DZ[np.arange(loc.size), loc] = np.inf
+                oX, oZ = _argsort_rows(DX, pool, threads), _argsort_rows(DZ, pool, threads)
+                part = np.empty((loc.size, 2))
+                _overlap_rows_par(DX, oX, DZ, oZ, w, part)
+                out[at[s:s + step]] = part
+    return out[:, 0], out[:, 1]
 
 
 def _s_n_data(X: np.ndarray, Z: np.ndarray, labels: np.ndarray):

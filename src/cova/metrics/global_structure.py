@@ -24,35 +24,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from .neighborhood import _as_matrix, _block_rows, _same_rows, sqdist_block
+from .subsample import MAX_PAIRWISE_POINTS, SUBSAMPLE_SEED, pairwise_subsample
 
 __all__ = ["MAX_PAIRWISE_POINTS", "MAX_CONDENSED_POINTS", "SUBSAMPLE_SEED", "pairwise_subsample",
            "condensed_distances", "shepard_goodness", "normalized_stress", "shepard_goodness_and_stress",
            "centroid_triplet_accuracy"]
 
-#: Above this many points the O(m²) measures use a random subsample of this size (featMAP Table 1 protocol).
-MAX_PAIRWISE_POINTS = 10_000
-#: Seed of :func:`pairwise_subsample`.
-SUBSAMPLE_SEED = 0
 #: Size guard of :func:`condensed_distances`: C(20,000, 2) float64 distances are 1.6 GB.
 MAX_CONDENSED_POINTS = 20_000
 #: Terms per partial sum of the compiled reductions (a partial sum per chunk keeps the rounding error of sums
 #: over 50 M terms small without depending on thread counts).
 _CHUNK = 4096
-
-
-def pairwise_subsample(m: int, max_points: int = MAX_PAIRWISE_POINTS, seed: int = SUBSAMPLE_SEED) -> np.ndarray:
-    """Rows (sorted indices into ``range(m)``) on which the O(m²) measures are evaluated: all of them when
-    ``m <= max_points``, else ``max_points`` drawn without replacement by ``numpy.random.default_rng(seed)``.
-
-    It depends on ``m``, ``max_points`` and ``seed`` only, so every embedding of one dataset is scored on the
-    same rows."""
-    for name, value, lo in (("m", m, 1), ("max_points", max_points, 2)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
-    if m <= max_points:
-        return np.arange(m, dtype=np.int64)
-    rows = np.random.default_rng(seed).choice(m, size=int(max_points), replace=False)
-    return np.sort(rows).astype(np.int64)
 
 
 def condensed_distances(A: np.ndarray) -> np.ndarray:

@@ -33,7 +33,8 @@ from threadpoolctl import threadpool_limits
 
 from ..affinity.distances import SMALL_WORK, squared_distances
 
-__all__ = ["trustworthiness", "continuity", "trustworthiness_continuity", "knn_indices", "target_ranks"]
+__all__ = ["trustworthiness", "continuity", "trustworthiness_continuity", "trustworthiness_continuity_per_row",
+           "knn_indices", "target_ranks"]
 
 #: Upper bound on the number of entries of one distance block (``rows * n``): 2^21 float64 = 16 MB.
 BLOCK_ENTRIES = 1 << 21
@@ -67,6 +68,17 @@ def _same_rows(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
         raise ValueError(
             f"{name_b} has {b.shape[0]} rows but {name_a} has {a.shape[0]}; both must describe the same samples"
         )
+
+
+def _as_rows(rows: object, n: int) -> np.ndarray:
+    """``rows`` as distinct int64 sample indices in [0, n), or a ValueError."""
+    r = np.asarray(rows)
+    if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
+        raise ValueError(f"rows must be a non-empty 1-D array of sample indices; got shape {r.shape}, dtype {r.dtype}")
+    r = r.astype(np.int64)
+    if r.min() < 0 or r.max() >= n or np.unique(r).size != r.size:
+        raise ValueError(f"rows must be distinct sample indices in [0, {n})")
+    return r
 
 
 def _block_rows(n_cols: int) -> int:
@@ -379,8 +391,8 @@ def _sq2(e0: float, e1: float) -> float:  # pragma: no cover - jit
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pragma: no cover - jit
-    """:func:`target_ranks` for 2-D points (continuity of 2-D embeddings): only points within the
+def _ranks_grid_kernel(A, Q, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pragma: no cover - jit
+    """:func:`target_ranks` for 2-D points (continuity of 2-D embeddings), query rows Q: only points within the
     farthest target can precede a target, so each row visits the grid cells (:func:`_grid_2d`) within that
     radius (plus one cell) whose bounding box is not farther (a lower bound computed with the same
     operations as the distances, so it never exceeds a member's distance), and counts their points with
@@ -388,16 +400,17 @@ def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pr
     ranks equal the full-row ones; a row costs O(points within the farthest target), not O(n)."""
     n = A.shape[0]
     k = T.shape[1]
-    out = np.empty((n, k), dtype=np.int64)
-    for i in numba.prange(n):
+    out = np.empty((Q.shape[0], k), dtype=np.int64)
+    for ii in numba.prange(Q.shape[0]):
+        i = Q[ii]
         a0 = A[i, 0]
         a1 = A[i, 1]
         tv, th, tt, tq, tb, ex, first, hist = _rank_buffers(k, nb)
         vals = np.empty(n, dtype=np.float64)
         cols = np.empty(n, dtype=np.int64)
         for q in range(k):
-            tv[q] = _sq2(a0 - A[T[i, q], 0], a1 - A[T[i, q], 1])
-        inv, lim = _rank_begin(tv, T[i], th, tt, tq, tb, ex, first, hist)
+            tv[q] = _sq2(a0 - A[T[ii, q], 0], a1 - A[T[ii, q], 1])
+        inv, lim = _rank_begin(tv, T[ii], th, tt, tq, tb, ex, first, hist)
         vmax = th[k - 1]
         rad = np.sqrt(vmax) * (1.0 + 1e-6)
         lo0 = max(-1.0, min(float(gs[0]), (a0 - rad - lo[0]) / w[0]))
@@ -419,7 +432,7 @@ def _ranks_grid_kernel(A, T, nb, lo, w, gs, start, As, order, bmin, bmax):  # pr
                     cols[nv] = order[idx]
                     nv += 1
         _rank_elements(vals, cols, nv, inv, lim, th, tt, tb, ex, first, hist)
-        _rank_end(0.0, i, out[i], th, tt, tq, tb, ex, first, hist)
+        _rank_end(0.0, i, out[ii], th, tt, tq, tb, ex, first, hist)
     return out
 
 
@@ -521,8 +534,9 @@ def _knn_brute(A: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndar
     return out
 
 
-def knn_indices(A: np.ndarray, k: int) -> np.ndarray:
-    """Indices (n, k) of the ``k`` nearest other rows of ``A`` for every row, nearest first.
+def knn_indices(A: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """Indices (n, k) of the ``k`` nearest other rows of ``A`` for every row, nearest first; with ``rows`` (sorted
+    or not, no repeats) only for those query rows, (len(rows), k), their neighbours still searched among all n.
 
     Order is a stable sort on (squared Euclidean distance, index): ties go to the lower index; a row is
     never its own neighbour (a duplicate of it is an ordinary neighbour at distance 0). For
@@ -535,15 +549,19 @@ def knn_indices(A: np.ndarray, k: int) -> np.ndarray:
     n, d = A.shape
     if not 1 <= k <= n - 1:
         raise ValueError(f"k must be in [1, n - 1] = [1, {n - 1}]; got {k}")
+    if rows is not None:
+        rows = np.asarray(rows, dtype=np.int64)
     if d > KDTREE_MAX_DIM:
-        return _knn_brute(A, k)
+        return _knn_brute(A, k, rows)
+    Q = A if rows is None else A[rows]
+    self_rows = np.arange(n) if rows is None else rows
     kq = min(n, k + 2)  # self (usually) + k + 1 others: the last one tells whether the k-th is sure
-    cand = cKDTree(A).query(A, k=kq, workers=1)[1]  # any exact search: the order is repaired below
+    cand = cKDTree(A).query(Q, k=kq, workers=1)[1]  # any exact search: the order is repaired below
     rd = np.zeros(cand.shape)
     for j in range(d):  # same summation order as _sqdist_exact_kernel
-        t = A[cand, j] - A[:, j, None]
+        t = A[cand, j] - Q[:, j, None]
         rd += t * t
-    is_self = cand == np.arange(n)[:, None]
+    is_self = cand == self_rows[:, None]
     rd_other = np.where(is_self, np.inf, rd)
     order = np.lexsort((cand, rd_other), axis=-1)
     cand = np.take_along_axis(cand, order, axis=1)[:, :k]
@@ -551,20 +569,22 @@ def knn_indices(A: np.ndarray, k: int) -> np.ndarray:
     # every point outside the candidate list is at least as far as the farthest candidate
     unsure = np.flatnonzero(kth >= rd.max(axis=1)) if kq < n else np.empty(0, dtype=np.int64)
     if unsure.size:
-        cand[unsure] = _knn_brute(A, k, rows=unsure)
+        cand[unsure] = _knn_brute(A, k, rows=self_rows[unsure])
     return cand
 
 
-def target_ranks(A: np.ndarray, T: np.ndarray) -> np.ndarray:
+def target_ranks(A: np.ndarray, T: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """1-based rank of sample ``T[i, q]`` among the other samples ordered by distance to sample ``i`` in
-    ``A``-space (stable on (distance, index); the sample itself excluded). Row blocks, memory O(block n);
-    2-D ``A`` (embeddings) through a grid that visits only the points within each row's farthest target."""
+    ``A``-space (stable on (distance, index); the sample itself excluded); with ``rows``, row i of T holds the
+    targets of sample ``rows[i]`` (ranked among all n samples). Row blocks, memory O(block n); 2-D ``A``
+    (embeddings) through a grid that visits only the points within each row's farthest target."""
     A = np.ascontiguousarray(A, dtype=np.float64)
     T = np.ascontiguousarray(T, dtype=np.int64)
+    Q = np.arange(A.shape[0], dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     if A.shape[1] == 2:
-        return _ranks_grid_kernel(A, T, _n_buckets(A.shape[0]), *_grid_2d(A))
+        return _ranks_grid_kernel(A, Q, T, _n_buckets(A.shape[0]), *_grid_2d(A))
     out = np.empty(T.shape, dtype=np.int64)
-    for s, e, r, args in _fused_blocks(A):
+    for s, e, r, args in _fused_blocks(A, None if rows is None else Q):
         out[s:e] = _rows_kernel(*args, r, 0, T[s:e], _n_buckets(A.shape[0]))[1]
     return out
 
@@ -628,11 +648,38 @@ def trustworthiness_continuity(X: np.ndarray, Z: np.ndarray, n_neighbors: int = 
     """
     X, Z, k = _check_pair(X, Z, n_neighbors)
     n = X.shape[0]
-    nz = knn_indices(Z, k)
+    penalty_t, penalty_c = _penalties(X, Z, k, None)
+    return _from_penalty(penalty_t.sum(), n, k), _from_penalty(penalty_c.sum(), n, k)
+
+
+def trustworthiness_continuity_per_row(X: np.ndarray, Z: np.ndarray, n_neighbors: int,
+                                       rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The per-row terms ``(t_i, c_i)`` of trustworthiness and continuity for the query samples ``rows``.
+
+    Both scores are means over the samples: ``T(k) = (1/n) sum_i t_i`` with ``t_i = 1 - 2 / (k (2n - 3k - 1))
+    sum_{j in N_k^Z(i)} max(0, r_X(i, j) - k)`` (:func:`trustworthiness`), and c_i the same with X and Z swapped. A
+    query's neighbours N_k^Z(i) and N_k^X(i) and its ranks r_X(i, .), r_Z(i, .) are those among *all* n samples
+    (the definition's), only the outer mean is restricted to the queries; :func:`cova.metrics.subsample.estimate`
+    turns the terms into the estimated score and its confidence interval. Same kernels, distances and tie rule
+    as :func:`trustworthiness_continuity` (whose value equals the mean of the terms over all rows, up to rounding).
+    Cost O(q n d) for q queries instead of O(n² d)."""
+    X, Z, k = _check_pair(X, Z, n_neighbors)
+    n = X.shape[0]
+    rows = _as_rows(rows, n)
+    penalty_t, penalty_c = _penalties(X, Z, k, rows)
+    scale = 2.0 / (k * (2.0 * n - 3.0 * k - 1.0))
+    return 1.0 - penalty_t * scale, 1.0 - penalty_c * scale
+
+
+def _penalties(X: np.ndarray, Z: np.ndarray, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per query row (all rows when ``rows`` is None) the integer penalties ``sum_j max(0, rank - k)`` of
+    trustworthiness (Z neighbours ranked in X) and of continuity (X neighbours ranked in Z), neighbours and ranks
+    among all n samples. Integers, so the exact scores (their sums) do not depend on the summation order."""
+    nz = knn_indices(Z, k, rows)
     nx = np.empty_like(nz)
-    penalty_t = 0
-    for s, e, r, args in _fused_blocks(X):
-        nx[s:e], ranks = _rows_kernel(*args, r, k, nz[s:e], _n_buckets(n))
-        penalty_t += int(np.maximum(ranks - k, 0).sum())
-    penalty_c = np.maximum(target_ranks(Z, nx) - k, 0).sum()
-    return _from_penalty(penalty_t, n, k), _from_penalty(penalty_c, n, k)
+    penalty_t = np.empty(nz.shape[0], dtype=np.int64)
+    for s, e, r, args in _fused_blocks(X, rows):
+        nx[s:e], ranks = _rows_kernel(*args, r, k, nz[s:e], _n_buckets(X.shape[0]))
+        penalty_t[s:e] = np.maximum(ranks - k, 0).sum(axis=1)
+    penalty_c = np.maximum(target_ranks(Z, nx, rows) - k, 0).sum(axis=1)
+    return penalty_t, penalty_c

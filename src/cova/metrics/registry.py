@@ -15,6 +15,14 @@ of W), ``gold`` (Fig. 5: S_c^(r) against the gold-standard prototypes and S_s of
 train/test split, ``heldout_knn_error`` (NeRV Sec. 5.3: the test rows classified by their k = ``knn_k`` nearest
 training rows in the display).
 
+Scores at scale: above ``exact_max_points`` rows (default 20,000) the scores whose exact value costs O(n²) are the
+means of their per-row terms over ``n_queries`` query rows (default 10,000; :func:`query_rows`, the same rows for
+every method of a data set), each query's neighbours searched among all rows: ``s_n``, ``s_n_cohort_kbar``,
+``trustworthiness``, ``continuity``, and ``s_s`` / ``s_s_gold`` of embeddings with more than 8 columns (brute-force
+neighbours). Their records say so (``<key>_se``, ``<key>_ci95``, ``n_queries``; :func:`evaluate`). The other scores
+stay exact at every size: S_s of 2-D and 3-D maps (KD-tree, O(n log n)), S_c and S_c aligned (each sample against
+the c prototypes only, O(n c)), S_c^(r) and its variants (c cohort centres, O(n + c²)).
+
 Measures of graph embeddings (ours; the DOSNES paper judges its figures by eye, :mod:`.crowding` and
 :mod:`.display_neighbours`): ``radial_cv``, ``centre_fraction``, ``degree_radius_rho``, ``knn_accuracy`` (k =
 ``knn_k``), ``graph_precision`` (k = ``graph_k``) and ``kl`` (the final KL divergence the method saved as its extra
@@ -52,17 +60,18 @@ import numpy as np
 from ..objectives.coembedding import gamma_objective
 from .centres import procrustes_align
 from .coembedding import mean_rank, mean_rank_ties, pooled_knn_error
-from .cohort import s_c, s_c_r, s_n_readings, s_s
+from .cohort import s_c, s_c_r, s_n_readings, s_n_readings_per_row, s_s, s_s_per_row
 from .cohort_graphs import recall_against
 from .crowding import centre_fraction, degree_radius_rho, radial_cv
 from .density import local_radius_pair, pearson
 from .display_neighbours import graph_precision, knn_accuracy, knn_accuracy_series
 from .global_structure import centroid_triplet_accuracy, pairwise_subsample, shepard_goodness_and_stress
-from .neighborhood import trustworthiness_continuity
+from .neighborhood import KDTREE_MAX_DIM, trustworthiness_continuity, trustworthiness_continuity_per_row
 from .retrieval import heldout_knn_error, nerv_measures
+from .subsample import EXACT_MAX_POINTS, N_QUERIES, Estimate, estimate
 
 __all__ = ["ScoreData", "SETTINGS", "Metric", "METRICS", "MEAN_RANK_TOP", "FEATMAP_K", "FEATMAP_KNN_KS",
-           "FEATMAP_KEYS", "register", "groups", "check_groups", "evaluate", "nan_scores", "metric_keys"]
+           "FEATMAP_KEYS", "register", "groups", "check_groups", "query_rows", "evaluate", "nan_scores", "metric_keys"]
 
 #: The number of most related columns per row in the mean rank (co-embedding paper Sec. 4.3: ten).
 MEAN_RANK_TOP = 10
@@ -85,8 +94,9 @@ class ScoreData:
     ``column_labels`` their classes (the relation's column labels); ``train`` the training rows of a split (scope
     ``all`` only); ``W`` the run's affinity graph and ``degree`` the degrees of the input graph before
     normalisation (both over the rows scored); ``kl`` the final KL divergence the method reported. The settings
-    (:data:`SETTINGS`) are always present: ``geometry`` of the embedding (``"plane"`` or ``"sphere"``), κ, and the
-    k of the neighbourhood scores.
+    (:data:`SETTINGS`) are always present: ``geometry`` of the embedding (``"plane"`` or ``"sphere"``), κ, the
+    k of the neighbourhood scores, and the size above which the O(n²) scores are estimated from ``n_queries`` query
+    rows (``exact_max_points``; :func:`query_rows`).
     """
 
     Z: np.ndarray
@@ -112,6 +122,8 @@ class ScoreData:
     geometry: str = "plane"
     knn_k: int = 5
     graph_k: int = 10
+    exact_max_points: int = EXACT_MAX_POINTS
+    n_queries: int = N_QUERIES
 
     def available(self) -> set[str]:
         """Names of the data fields that are not ``None`` (the settings are not data)."""
@@ -119,7 +131,8 @@ class ScoreData:
 
 
 #: The fields of :class:`ScoreData` that are settings, not data a metric may lack.
-SETTINGS = frozenset({"n_cohorts", "n_neighbors", "kappa", "geometry", "knn_k", "graph_k"})
+SETTINGS = frozenset({"n_cohorts", "n_neighbors", "kappa", "geometry", "knn_k", "graph_k", "exact_max_points",
+                      "n_queries"})
 
 
 @dataclass(frozen=True)
@@ -171,15 +184,41 @@ def check_groups(measures: Iterable[str] | None) -> tuple[str, ...]:
     return chosen
 
 
+def query_rows(d: ScoreData) -> np.ndarray | None:
+    """The query rows of the subsampled scores of ``d``: ``None`` (every row, the exact scores) up to
+    ``d.exact_max_points`` rows (or when ``n_queries`` would take every row), else the ``d.n_queries`` rows of
+    :func:`~.subsample.pairwise_subsample`, a function of the number of rows and the seed alone: the same rows for
+    every method run on a data set."""
+    n = d.Z.shape[0]
+    rows = pairwise_subsample(n, max_points=d.n_queries, exact_max_points=d.exact_max_points)
+    return None if rows.size == n else rows
+
+
 @register("s_n", needs=("X", "Z", "labels"), keys=("s_n", "s_n_cohort_kbar"))
-def _s_n(d: ScoreData) -> dict[str, float]:
-    common, own = s_n_readings(d.X, d.Z, d.labels)
-    return {"s_n": common, "s_n_cohort_kbar": own}
+def _s_n(d: ScoreData) -> dict[str, float | Estimate]:
+    rows = query_rows(d)
+    if rows is None:
+        common, own = s_n_readings(d.X, d.Z, d.labels)
+        return {"s_n": common, "s_n_cohort_kbar": own}
+    n = d.Z.shape[0]
+    common, own = s_n_readings_per_row(d.X, d.Z, d.labels, rows)
+    return {"s_n": estimate(common, n), "s_n_cohort_kbar": estimate(own, n)}
 
 
 @register("s_s", needs=("Z", "labels"), keys=("s_s",))
-def _s_s(d: ScoreData) -> dict[str, float]:
-    return {"s_s": s_s(d.Z, d.labels)}
+def _s_s(d: ScoreData) -> dict[str, float | Estimate]:
+    return {"s_s": _s_s_of(d, d.labels)}
+
+
+def _s_s_of(d: ScoreData, labels: np.ndarray) -> float | Estimate:
+    """S_s of ``d.Z`` under ``labels``: estimated from the query rows (:func:`query_rows`) only where the exact
+    score costs O(n²), i.e. where the nearest neighbours of Z are found by brute force (more than
+    :data:`~.neighborhood.KDTREE_MAX_DIM` columns); with the KD-tree (every 2-D or 3-D map) it costs O(n log n) and
+    stays exact at every size."""
+    rows = query_rows(d)
+    if rows is None or d.Z.shape[1] <= KDTREE_MAX_DIM:
+        return s_s(d.Z, labels)
+    return estimate(s_s_per_row(d.Z, labels, rows), d.Z.shape[0])
 
 
 @register("s_c", needs=("Z", "labels", "prototypes"), keys=("s_c",))
@@ -199,9 +238,14 @@ def _s_c_r(d: ScoreData) -> dict[str, float]:
 
 
 @register("trustworthiness_continuity", needs=("X", "Z"), keys=("trustworthiness", "continuity"))
-def _trustworthiness_continuity(d: ScoreData) -> dict[str, float]:
-    t, c = trustworthiness_continuity(d.X, d.Z, d.n_neighbors)
-    return {"trustworthiness": t, "continuity": c}
+def _trustworthiness_continuity(d: ScoreData) -> dict[str, float | Estimate]:
+    rows = query_rows(d)
+    if rows is None:
+        t, c = trustworthiness_continuity(d.X, d.Z, d.n_neighbors)
+        return {"trustworthiness": t, "continuity": c}
+    n = d.Z.shape[0]
+    t_i, c_i = trustworthiness_continuity_per_row(d.X, d.Z, d.n_neighbors, rows)
+    return {"trustworthiness": estimate(t_i, n), "continuity": estimate(c_i, n)}
 
 
 @register("s_c_r_orig", needs=("Z", "labels", "original_graph"), keys=("s_c_r_orig",))
@@ -211,9 +255,9 @@ def _s_c_r_orig(d: ScoreData) -> dict[str, float]:
 
 @register("gold", needs=("Z", "labels", "gold_labels", "gold_prototypes"), keys=("s_c_r_gold", "s_s_gold"),
           scope="all")
-def _gold(d: ScoreData) -> dict[str, float]:
+def _gold(d: ScoreData) -> dict[str, float | Estimate]:
     return {"s_c_r_gold": s_c_r(d.Z, d.labels, d.gold_prototypes, kappa=d.kappa),
-            "s_s_gold": s_s(d.Z, d.gold_labels)}
+            "s_s_gold": _s_s_of(d, d.gold_labels)}
 
 
 @register("heldout_knn_error", needs=("Z", "labels", "train"), keys=("heldout_knn_error",), scope="all")
@@ -357,11 +401,23 @@ def evaluate(data: ScoreData, names: Iterable[str] | None = None, scope: str | N
              measures: Iterable[str] | None = None, arrays: dict[str, np.ndarray] | None = None) -> dict[str, float]:
     """The scores of the metrics ``names`` (default: every registered metric outside the opt-in groups, plus
     those of the groups ``measures``) of ``scope`` (default: any) whose needs ``data`` has, in registry order.
-    The per-point arrays of those metrics go into ``arrays`` when given (and are dropped otherwise)."""
+    The per-point arrays of those metrics go into ``arrays`` when given (and are dropped otherwise).
+
+    A score a metric estimated from query rows (an :class:`~.subsample.Estimate`, above ``exact_max_points``
+    rows) writes its estimate under its key and beside it ``<key>_se`` (standard error), ``<key>_ci95`` (half-width
+    of the 95 % confidence interval) and ``n_queries`` (the query rows, the same for every subsampled score of the
+    record): a score is subsampled exactly when its record has ``<key>_ci95``. Exact scores add no key."""
     out: dict[str, float] = {}
     for m in _chosen(data, names, scope, measures):
         values = m.compute(data)
-        out.update({k: values[k] for k in m.keys if k in values})
+        for k in m.keys:
+            if k not in values:
+                continue
+            v = values[k]
+            if isinstance(v, Estimate):  # a score estimated from query rows: its value and how sure it is
+                out.update({k: v.value, f"{k}_se": v.se, f"{k}_ci95": v.ci95, "n_queries": v.n_queries})
+            else:
+                out[k] = v
         if arrays is not None:
             arrays.update({k: np.asarray(values[k]) for k in m.arrays if k in values})
     return out

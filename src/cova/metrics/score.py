@@ -26,6 +26,7 @@ from ..embedding import Embedding
 from ..inputs import Inputs
 from .cohort_graphs import original_graph
 from .registry import ScoreData, check_groups, evaluate, nan_scores
+from .subsample import EXACT_MAX_POINTS, N_QUERIES
 
 __all__ = ["score_files", "score_run"]
 
@@ -56,7 +57,8 @@ def _columns(embedding: Embedding, relation: Any) -> np.ndarray | None:
 def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa: int = 2, knn_k: int = 5,
               graph_k: int = 10, measures: Iterable[str] | None = None,
               per_point: dict[str, np.ndarray] | None = None, nerv: dict[str, Any] | None = None,
-              ground_truth: np.ndarray | None = None) -> dict[str, Any]:
+              ground_truth: np.ndarray | None = None, exact_max_points: int = EXACT_MAX_POINTS,
+              n_queries: int = N_QUERIES) -> dict[str, Any]:
     """Scores of ``embedding`` (all rows of ``inputs``): κ = ``kappa`` for the cohort graphs, ``n_neighbors`` for
     trustworthiness and continuity, ``knn_k`` for the k-NN label accuracy and ``graph_k`` for the graph-neighbour
     precision and the sphere's degree-crowding correlation; ``measures`` names the opt-in metric groups to add
@@ -67,7 +69,11 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
     the record also holds ``n_train`` and ``n_test``. The metrics' per-point arrays (e.g. featMAP's local radii)
     go into ``per_point`` when it is given, suffixed like the scores. ``nerv`` holds the settings of the NeRV
     measures (group ``nerv``: ``k_max``, ``joint``, ``pr_relevant``, ``pr_k_max``, ``space``) and
-    ``ground_truth`` the dataset's latent coordinates for ``space: ground_truth``.
+    ``ground_truth`` the dataset's latent coordinates for ``space: ground_truth``. Above ``exact_max_points``
+    scored rows, S_n, trustworthiness, continuity (and S_s of maps with more than 8 columns) are estimated from
+    ``n_queries`` query rows (:func:`cova.metrics.registry.query_rows`), with their standard error and 95 %
+    confidence interval in the record (:func:`cova.metrics.registry.evaluate`); the held-out rows of a split are
+    subsampled on their own count.
     """
     measures = check_groups(measures)
     Z, placed_prototypes, ok = embedding.Z, embedding.placed_or_none, embedding.ok
@@ -84,7 +90,8 @@ def score_run(inputs: Inputs, embedding: Embedding, n_neighbors: int = 12, kappa
     X, labels, prototypes = inputs.X, inputs.labels, inputs.prototypes
     if prototypes is not None and prototypes.shape[1] != Z.shape[1]:
         prototypes = None  # built for another dimension (e.g. a 3-D map of 2-D prototypes): no prototype scores
-    settings = dict(n_neighbors=n_neighbors, kappa=kappa, geometry=embedding.geometry, knn_k=knn_k, graph_k=graph_k)
+    settings = dict(n_neighbors=n_neighbors, kappa=kappa, geometry=embedding.geometry, knn_k=knn_k, graph_k=graph_k,
+                    exact_max_points=exact_max_points, n_queries=n_queries)
     parts = [("", slice(None) if train is None else train)]
     if train is not None:
         parts.append(("_test", ~train))
