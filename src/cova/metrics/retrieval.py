@@ -64,6 +64,7 @@ from .neighborhood import (
     sqdist_block,
     target_ranks,
 )
+from .subsample import pairwise_subsample
 
 __all__ = [
     "NERV_SCALE",
@@ -130,12 +131,11 @@ def _check_pair(X: object, Z: object) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _query_rows(n: int, max_samples: int | None, random_state: int | None) -> np.ndarray:
-    """All rows, or ``max_samples`` rows drawn without replacement (sorted) when n exceeds it."""
+    """All rows, or ``max_samples`` rows drawn without replacement (sorted) when n exceeds it: the scores' query
+    rows (:func:`~.subsample.pairwise_subsample`)."""
     if max_samples is None or n <= max_samples:
         return np.arange(n)
-    m = _check_int("max_samples", max_samples, 1, n)
-    rng = np.random.default_rng(random_state)
-    return np.sort(rng.choice(n, size=m, replace=False))
+    return pairwise_subsample(n, _check_int("max_samples", max_samples, 2, n), random_state)
 
 
 def _row_blocks(A: np.ndarray, rows: np.ndarray):
