@@ -128,8 +128,8 @@ def neighbours_below_samples(why: str = "the neighbourhood graph needs n_neighbo
 
 #: Why a perplexity must be below n − 1 (:func:`perplexity_fits_samples`).
 PERPLEXITY_CANDIDATES = ("the perplexity is calibrated over each point's min(n − 1, ⌊3·perplexity⌋) nearest neighbours "
-                         "(openTSNE's candidate set, :func:`cova.affinity.gaussian_perplexity`) and must be below their "
-                         "number, where openTSNE would lower it silently")
+                         "(openTSNE's candidate set) and must be below their number (openTSNE would lower it "
+                         "silently)")
 
 
 def perplexity_fits_samples(why: str = PERPLEXITY_CANDIDATES, affinity: str | None = None) -> Rule:
@@ -191,16 +191,17 @@ def at_least_components(option: str, why: str, extra: int = 0) -> Rule:
 def relation_size_guard(name: str, why: str) -> Rule:
     """The rule of ``max_samples``, the size guard on max(m, n) of a method on an m×n relation (context
     ``"relation_rows"`` and ``"relation_columns"``, :func:`check_size`'s message): refused when both are known
-    exactly and the larger exceeds it."""
+    exactly and the larger exceeds it (the message names that side)."""
 
     def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
         m, n = context.get("relation_rows"), context.get("relation_columns")
         if m is None or n is None or not (m.exact and n.exact):
             return None
+        larger = max(m, n, key=lambda s: s.value)
         try:
-            check_size(max(m.value, n.value), options.get("max_samples"), name, why)
+            check_size(larger.value, options.get("max_samples"), name, why)
         except ValueError as err:
-            return "max_samples", f"{m.source} and {n.source}; {err}"
+            return "max_samples", f"{larger.source}; {err}"
         return None
 
     return rule

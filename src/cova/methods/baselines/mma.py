@@ -110,7 +110,8 @@ class MMA(Embedder):
                                                           "eigenvectors of the Laplacian, the first of them "
                                                           "constant", extra=1),
                      fits_samples("n_eigenvectors", lambda K, n: K < n, lambda n: f"at most n − 1 = {n - 1}",
-                                  "the n × n Laplacian's eigenvectors are taken short of all n"))
+                                  "MMA takes the n_eigenvectors smallest eigenvectors of the n × n graph Laplacian, "
+                                  "fewer than all n"))
 
     def requires(self) -> tuple[str, ...]:
         """W with ``affinity="inputs"``, else X; X and the labels always."""
