@@ -351,6 +351,7 @@ D2 = "is not allowed for runs[0]: inputs block 'means' gives X of 2 columns (loa
     ("lmvu", {"n_landmarks": 61}, "n_landmarks", f"61 {N60}, and the landmarks are drawn from the samples"),
     ("muhsic", {"n_eigenvectors": 60}, "n_eigenvectors", f"60 {N60}, and the Laplacian of the n-node"),
     ("mma", {"n_eigenvectors": 60}, "n_eigenvectors", f"60 {N60}, and MMA takes the n_eigenvectors smallest"),
+    ("mcml", {"n_components": 3}, "n_components", f"3 {D2}, and MCML projects the data it works in"),
     ("tsne", {"perplexity": 59}, "perplexity", f"59 {N60}, and the perplexity is calibrated over each point's "
                                                f"min(n − 1, ⌊3·perplexity⌋) nearest neighbours (openTSNE's"),
 ])
@@ -366,6 +367,8 @@ def test_method_size_rules_are_checked_before_any_job(method, params, key, start
      "n_mixtures = 1 analysers of d = 1 factors give K(d + 1) − 1 = 1 non-constant directions; allowed: at most 1"),
     ("lmvu", {"n_landmarks": 1}, "n_landmarks", "allowed: at least n_components = 2"),
     ("mma", {"n_eigenvectors": 2}, "n_eigenvectors", "allowed: at least n_components + 1 = 3"),
+    ("mcml", {"n_components": 3, "n_pca": 2}, "n_components", "n_pca = 2 (the PCA before the metric), and MCML "
+                                                              "projects the data it works in; allowed: at most 2"),
 ])
 def test_method_cross_parameter_rules_are_checked_before_any_job(method, params, key, reason):
     message = refused(config(x={"method": method, "params": params}))
