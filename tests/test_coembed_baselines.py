@@ -370,7 +370,8 @@ def test_bad_relations_are_refused():
     for est in (ACAS(), CODE(n_restarts=1)):
         with pytest.raises(ValueError, match="1 rows are empty"):
             est.fit(relation_inputs(R))
-    with pytest.raises(ValueError, match="n_components must be at most min"):
+    with pytest.raises(ValueError, match="MKPE parameter n_components .*: 7 is not allowed: the inputs' relation has "
+                                         "n = 6 columns"):
         MKPE(n_components=7).fit(relation_inputs(count_relation(8, 6)))
     with pytest.raises(ValueError, match="exceeds max_samples = 5"):
         CODE(max_samples=5).fit(relation_inputs(count_relation(8, 6)))

@@ -129,7 +129,7 @@ def test_parameter_errors_name_the_key(cls: type, param: str, value: Any) -> Non
 @pytest.mark.parametrize("cls, params, message", [
     (SklearnTSNE, {"perplexity": 40.0}, r"perplexity \(a method entry's params.perplexity\): 40.0 is not allowed: "
                                         r"the inputs' X has 40 rows, and .* needs perplexity < n; allowed: below n = 40"),
-    (TriMap, {"n_inliers": 39}, r"n_inliers must be < l − 1 = 39 .*got 39"),
+    (TriMap, {"n_inliers": 39}, r"n_inliers .*: 39 is not allowed: the inputs' X has 40 rows, .*below n − 1 = 39"),
     (PaCMAP, {"n_neighbors": 40}, r"n_neighbors .*: 40 is not allowed: the inputs' X has 40 rows, .*at most 39"),
     (DensMAP, {"n_neighbors": 45}, r"n_neighbors .*: 45 is not allowed: the inputs' X has 40 rows, .*at most 39"),
 ])

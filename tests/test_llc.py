@@ -195,13 +195,14 @@ def test_fit_is_deterministic_for_a_seed(roll_fit):
 
 @pytest.mark.parametrize("params, X, message", [
     ({"n_mixtures": 50}, np.random.default_rng(0).normal(size=(30, 3)),
-     r"^n_mixtures = 50 exceeds the number of samples N = 30$"),
+     r"^LLC parameter n_mixtures .*: 50 is not allowed: the inputs' X has 30 rows, .*; allowed: at most n = 30$"),
     ({"n_neighbors": 30, "n_mixtures": 2}, np.random.default_rng(0).normal(size=(30, 3)),
-     r"^n_neighbors = 30 must be below the number of samples N = 30$"),
+     r"^LLC parameter n_neighbors .*: 30 is not allowed: the inputs' X has 30 rows, .*; allowed: at most 29$"),
     ({"n_factors": 4, "n_mixtures": 2}, np.random.default_rng(0).normal(size=(30, 3)),
-     r"^n_factors = 4 exceeds the number of features D = 3$"),
+     r"^LLC parameter n_factors .*: 4 is not allowed: the inputs' X has 3 columns, .*; allowed: at most 3$"),
     ({"n_factors": 1, "n_mixtures": 1}, np.random.default_rng(0).normal(size=(30, 3)),
-     r"^n_components = 2 exceeds the K\(d\+1\) − 1 = 1 non-constant directions of n_mixtures = 1"),
+     r"^LLC parameter n_components .*: 2 is not allowed: n_mixtures = 1 analysers of d = 1 factors give "
+     r"K\(d \+ 1\) − 1 = 1 non-constant directions"),
     ({"n_mixtures": 2}, np.where(np.eye(30, 3) > 0, np.nan, 1.0), r"^X contains NaN or infinite values$"),
     ({"n_mixtures": 2}, np.ones((30, 3)), r"^X has no variance"),
 ])

@@ -327,3 +327,126 @@ def test_check_config_command_exits_non_zero_naming_the_key(tmp_path):
     assert done.returncode != 0
     assert "config key methods.t.params.kl_method: 'fft' is not allowed" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+# ------------------------- every size rule a method states (n, d, a relation's m × n), before any job, one case each
+# sinusoid: n = 60 samples (params.n_samples), d = 2 columns (its generator's declared COLUMNS)
+N60 = "is not allowed for runs[0]: dataset 'sinusoid' has 60 samples (params.n_samples=60)"
+D2 = "is not allowed for runs[0]: inputs block 'means' gives X of 2 columns (loader 'sinusoid' of dataset 'sinusoid' " \
+     "generates 2 columns)"
+
+
+@pytest.mark.parametrize("method,params,key,start", [
+    ("nerv", {"n_neighbors": 59}, "n_neighbors", f"59 {N60}, and NeRV's effective number of neighbours"),
+    ("tnerv", {"max_samples": 59}, "max_samples", f"59 {N60}; TNeRV is O(l²)"),
+    ("lmds", {"n_neighbors": 60}, "n_neighbors", f"60 {N60}, and the minimum neighbourhood radius"),
+    ("cca", {"max_samples": 59}, "max_samples", f"59 {N60}; CCA is O(l²)"),
+    ("cda", {"n_neighbors": 60}, "n_neighbors", f"60 {N60}, and the geodesic distances follow"),
+    ("snerv", {"max_samples": 30}, "max_samples", f"30 {N60}; SNeRV is O(l²)"),
+    ("featmap", {"n_neighbors": 60}, "n_neighbors", f"60 {N60}, and FeatMAP's neighbour search"),
+    ("trimap", {"n_inliers": 59}, "n_inliers", f"59 {N60}, and TriMap's triplets"),
+    ("llc", {"n_mixtures": 61}, "n_mixtures", f"61 {N60}, and each of the n_mixtures factor analysers"),
+    ("llc", {"n_factors": 3}, "n_factors", f"3 {D2}, and each factor analyser has d = 3 factors"),
+    ("ldmgi", {"n_components": 59}, "n_components", f"59 {N60}, and LDMGI takes the n_components + 1 smallest"),
+    ("lmvu", {"n_landmarks": 61}, "n_landmarks", f"61 {N60}, and the landmarks are drawn from the samples"),
+    ("muhsic", {"n_eigenvectors": 60}, "n_eigenvectors", f"60 {N60}, and the Laplacian of the n-node"),
+    ("mma", {"n_eigenvectors": 60}, "n_eigenvectors", f"60 {N60}, and MMA takes the n_eigenvectors smallest"),
+    ("mcml", {"n_components": 3}, "n_components", f"3 {D2}, and MCML projects the data it works in"),
+    ("tsne", {"perplexity": 59}, "perplexity", f"59 {N60}, and the perplexity is calibrated over each point's "
+                                               f"min(n − 1, ⌊3·perplexity⌋) nearest neighbours (openTSNE's"),
+])
+def test_method_size_rules_are_checked_before_any_job(method, params, key, start):
+    message = refused(config(x={"method": method, "params": params}))
+    assert message.startswith(f"config key methods.x.params.{key}: {start}"), message
+
+
+@pytest.mark.parametrize("method,params,key,reason", [
+    ("nerv", {"init": "pca", "metric": "precomputed"}, "init", "init='pca' needs feature vectors"),
+    ("featmap", {"min_dist": 2.0}, "min_dist", "UMAP's curve needs min_dist ≤ spread; allowed: at most spread = 1.0"),
+    ("llc", {"n_mixtures": 1, "n_factors": 1}, "n_components",
+     "n_mixtures = 1 analysers of d = 1 factors give K(d + 1) − 1 = 1 non-constant directions; allowed: at most 1"),
+    ("lmvu", {"n_landmarks": 1}, "n_landmarks", "allowed: at least n_components = 2"),
+    ("mma", {"n_eigenvectors": 2}, "n_eigenvectors", "allowed: at least n_components + 1 = 3"),
+    ("mcml", {"n_components": 3, "n_pca": 2}, "n_components", "n_pca = 2 (the PCA before the metric), and MCML "
+                                                              "projects the data it works in; allowed: at most 2"),
+])
+def test_method_cross_parameter_rules_are_checked_before_any_job(method, params, key, reason):
+    message = refused(config(x={"method": method, "params": params}))
+    assert message.startswith(f"config key methods.x.params.{key}: ") and reason in message, message
+
+
+def test_opentsne_perplexity_rule_is_the_perplexity_affinity_only():
+    cfg = config(x={"method": "tsne", "params": {"perplexity": 59, "affinity": "inputs"}})
+    validate_config(cfg)  # P is the run's W: the perplexity is not used
+    cfg["methods"]["x"]["params"] = {"perplexity": 58}
+    validate_config(cfg)
+
+
+def test_the_estimator_refuses_what_the_config_check_refuses():
+    import numpy as np
+
+    from cova.methods import make_method
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match=r"NeRV parameter n_neighbors \(a method entry's params.n_neighbors\): 29 is "
+                                         r"not allowed: the inputs' X has 30 rows, and NeRV's effective number"):
+        make_method("nerv", {"n_neighbors": 29}).fit(X)
+    with pytest.raises(ValueError, match=r"LLC parameter n_factors .*: 3 is not allowed: the inputs' X has 2 columns"):
+        make_method("llc", {"n_factors": 3, "n_mixtures": 2}).fit(X)
+    with pytest.raises(ValueError, match=r"MKPE parameter n_components .*: 4 is not allowed: the inputs' relation has "
+                                         r"n = 3 columns"):
+        make_method("mkpe", {"n_components": 4}).fit(np.ones((5, 3)))
+
+
+def test_generated_column_counts_are_the_generators():
+    from cova.datasets import LOADERS
+    from cova.datasets.coembedding import COLUMNS as COEMBED_COLUMNS
+    from cova.datasets.synthetic import COLUMNS
+
+    for loader, columns in COLUMNS.items():
+        params = {"n_classes": 2, "n_per_class": 2, "n_features": 7} if loader == "places_shaped" else {"n_samples": 8}
+        expected = params[columns] if isinstance(columns, str) else columns
+        assert LOADERS[loader](**params).X.shape[1] == expected, loader
+    assert LOADERS["coembed_points"](kind="ring").X.shape[1] == COEMBED_COLUMNS
+
+
+def test_columns_of_a_generated_dataset_are_known_before_any_job():
+    cfg = config(x={"method": "nca", "params": {"n_components": 4}})
+    cfg["datasets"]["sinusoid"] = {"loader": "s_curve", "params": {"n_samples": 60}}
+    assert refused(cfg) == (
+        "config key methods.x.params.n_components: 4 is not allowed for runs[0]: inputs block 'means' gives X of 3 "
+        "columns (loader 's_curve' of dataset 'sinusoid' generates 3 columns), and NCA's directions lie in the data "
+        "space; allowed: at most 3")
+    cfg["methods"]["x"]["params"]["n_components"] = 3
+    validate_config(cfg)
+
+
+def relation_config(method: str, params: dict, groups: dict | None = None) -> dict:
+    cfg = config(x={"method": method, "params": params})
+    cfg["datasets"] = {"dots": {"loader": "coembed_points", "params": {"kind": "dots"}}}  # 6 clusters of 60 points
+    cfg["inputs"] = {"rel": {"relation": {"source": "points",
+                                          "groups": groups or {"rows": [0, 1, 2], "shared": [3], "columns": [4, 5]}}}}
+    cfg["runs"] = [{"dataset": "dots", "inputs": "rel", "methods": ["x"]}]
+    return cfg
+
+
+@pytest.mark.parametrize("method", ["acas", "code", "mkpe"])
+def test_relation_size_guard_is_checked_before_any_job(method):
+    # rows: 3 clusters and half of cluster 3 = 210; columns: 2 clusters and the other half = 150
+    message = refused(relation_config(method, {"max_samples": 200}))
+    assert message.startswith("config key methods.x.params.max_samples: 200 is not allowed for runs[0]: the relation "
+                              f"of inputs block 'rel' on dataset 'dots' has m = 210 rows; {method.upper()} is O(l²)")
+    validate_config(relation_config(method, {"max_samples": 210}))
+
+
+def test_relation_columns_bound_mkpe_components_before_any_job():
+    assert refused(relation_config("mkpe", {"n_components": 151})).startswith(
+        "config key methods.x.params.n_components: 151 is not allowed for runs[0]: the relation of inputs block 'rel' "
+        "on dataset 'dots' has n = 150 columns, and E_x (m × k) and E_z (n × k) have orthonormal columns; allowed: at "
+        "most 150")
+
+
+def test_relation_block_the_builder_refuses_is_refused_before_any_job():
+    assert refused(relation_config("code", {}, {"rows": [0, 1, 2], "columns": [3, 4]})) == (
+        "config key inputs.rel: on dataset 'dots', inputs relation.groups: clusters ['dot 6'] are not listed; list "
+        "every cluster exactly once under rows, columns or shared")

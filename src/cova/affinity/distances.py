@@ -94,17 +94,16 @@ def _input_distances(X: np.ndarray, metric: str, n_neighbors: int | None = None)
     raise ValueError(f"metric must be 'euclidean' or 'precomputed'; got {metric!r}")
 
 
-def mean_scaled_distances(inputs: Any, metric: str, validate: Any,
+def mean_scaled_distances(inputs: Any, metric: str,
                           n_neighbors: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """(X, D / scale, scale) for NeRV, local MDS, CCA and CDA: X = ``inputs.X`` (or ``inputs``) as float64 with at
-    least 4 rows, ``validate(n)`` called before anything O(n²) is allocated (the size guard), input distances
+    least 4 rows (the methods' size guards are their declared rules, checked before the fit), input distances
     (``euclidean``, ``precomputed``, or ``geodesic`` over the ``n_neighbors``-NN graph) divided by their mean over
     i != j (paper Sec. 3, dredviz)."""
     X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 4:
         raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
     n = X.shape[0]
-    validate(n)
     if not np.all(np.isfinite(X)):
         raise ValueError("the input contains NaN or infinite values")
     if metric != "precomputed":

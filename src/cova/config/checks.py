@@ -406,12 +406,19 @@ def known_feature_count(config: dict[str, Any], run: dict[str, Any]) -> tuple[in
 
 
 def _dataset_columns(ds: dict[str, Any], name: str) -> tuple[int, str] | None:
-    """(number of columns, where it comes from) of a dataset entry whose loader fixes them (``places_shaped``'s
-    ``n_features``, a ``generic`` loader's ``features`` list), else ``None``."""
+    """(number of columns, where it comes from) of a dataset entry whose loader fixes them (the generators'
+    declared :data:`cova.datasets.synthetic.COLUMNS`, a number or the option that sets it, e.g. ``places_shaped``'s
+    ``n_features``; :data:`cova.datasets.coembedding.COLUMNS`; a ``generic`` loader's ``features`` list), else
+    ``None``."""
+    from ..datasets import coembedding, synthetic
+
     params = ds.get("params", {})
-    if ds["loader"] == "places_shaped":
-        d = loader_param(ds, "n_features")
-        return int(d), f"the n_features = {d} columns of dataset {name!r}"
+    columns = {**synthetic.COLUMNS, "coembed_points": coembedding.COLUMNS}.get(ds["loader"])
+    if isinstance(columns, str):
+        d = loader_param(ds, columns)
+        return int(d), f"the {columns} = {d} columns of dataset {name!r}"
+    if columns is not None:
+        return columns, f"loader {ds['loader']!r} of dataset {name!r} generates {columns} columns"
     if ds["loader"] == "generic" and isinstance(params.get("features"), list):
         return len(params["features"]), f"the {len(params['features'])} columns of datasets.{name}.params.features"
     return None
@@ -435,12 +442,40 @@ def _check_prototype_dimension(config: dict[str, Any], run: dict[str, Any], wher
                 raise ConfigError(f"config key {where}: {err}") from None
 
 
+#: Loaders whose data are small enough (under 1,000 generated points) that the configuration check builds a relation
+#: inputs block on them to know the relation's m × n before any job (:func:`known_relation_shape`).
+SMALL_RELATION_LOADERS: tuple[str, ...] = ("coembed_points",)
+
+
+def known_relation_shape(config: dict[str, Any], run: dict[str, Any]) -> tuple[int, int, str] | None:
+    """(m, n, where it comes from) of the relation that run's inputs block builds, when its dataset's loader is one of
+    :data:`SMALL_RELATION_LOADERS`: the block is built as the inputs job builds it (:func:`cova.inputs.build_inputs`
+    with the configuration's seed), so m and n are exact, empty rows and columns dropped; else ``None``. A block the
+    builder refuses is refused here, naming the run and the block."""
+    from ..datasets import LOADERS
+    from ..inputs import build_inputs
+
+    name, dataset = run["inputs"], run["dataset"]
+    block = {k: v for k, v in config["inputs"][name].items() if k != "resources"}
+    ds = config["datasets"][dataset]
+    if "relation" not in block or ds["loader"] not in SMALL_RELATION_LOADERS:
+        return None
+    try:
+        relation = build_inputs(LOADERS[ds["loader"]](**ds.get("params", {})), block,
+                                seed=int(config.get("seed", 0))).relation
+    except ValueError as err:
+        raise ConfigError(f"config key inputs.{name}: on dataset {dataset!r}, {err}") from None
+    m, n = relation.matrix.shape
+    return m, n, f"the relation of inputs block {name!r} on dataset {dataset!r}"
+
+
 def known_sizes(config: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """What the configuration fixes of the data that run's methods get, as the context of their rules
     (:class:`cova.constraints.Known`, :func:`cova.methods.base.inputs_sizes` in the job): the samples of a dataset
     whose loader fixes them (:func:`known_sample_count`; exact unless the inputs block keeps a subset or splits off
     test rows), the columns of X (:func:`known_feature_count`) and the k of the prototypes
-    (:func:`known_prototype_dimension`)."""
+    (:func:`known_prototype_dimension`) and the m × n of a relation built from small generated data
+    (:func:`known_relation_shape`)."""
     from ..constraints import Known
 
     sizes: dict[str, Any] = {}
@@ -459,6 +494,11 @@ def known_sizes(config: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     if k is not None:
         sizes["prototype_dimension"] = Known(k[0], f"the prototypes of inputs block {name!r} have k = {k[0]} "
                                                    f"columns ({k[1]})")
+    shape = known_relation_shape(config, run)
+    if shape is not None:
+        m, n, how = shape
+        sizes["relation_rows"] = Known(m, f"{how} has m = {m} rows")
+        sizes["relation_columns"] = Known(n, f"{how} has n = {n} columns")
     return sizes
 
 

@@ -137,6 +137,9 @@ _GENERATORS: dict[str, Callable[[np.random.Generator], tuple[np.ndarray, np.ndar
 }
 #: The kinds :func:`coembed_points` generates.
 COEMBED_KINDS: tuple[str, ...] = tuple(_GENERATORS)
+#: The columns of X of every kind (2-D point sets), which the configuration check reads to know a dataset's d
+#: before any job (:func:`cova.config.checks.known_feature_count`).
+COLUMNS = 2
 
 
 @declare({"kind": [StrOptions(set(COEMBED_KINDS))], "random_state": SEED})

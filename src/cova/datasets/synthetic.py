@@ -185,3 +185,10 @@ def places_shaped(n_classes: int = 365, n_per_class: int = 100, n_features: int 
         "description": "synthetic stand-in shaped like Places2 CNN features; NOT Places2",
         "n_classes": n_classes, "n_per_class": n_per_class, "n_features": n_features, "density": density,
         "random_state": random_state, "nonzero_fraction": float(np.count_nonzero(X) / max(X.size, 1))})
+
+
+#: The columns of X of each generator above: a number, or the option that sets it. The configuration check reads
+#: them to know a dataset's d before any job (:func:`cova.config.checks.known_feature_count`); the tests check each
+#: against the generator's output.
+COLUMNS: dict[str, int | str] = {"sinusoid": 2, "swiss_roll": 3, "cylinder1": 3, "cylinder2": 3, "s_curve": 3,
+                                 "sphere": 3, "places_shaped": "n_features"}

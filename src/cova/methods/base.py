@@ -65,7 +65,8 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
 # ----------------------------------------------------------------------------------------------------------------
 def inputs_sizes(inputs: Inputs) -> dict[str, Known]:
     """The sizes a method's rules check its options against (:class:`cova.constraints.Known`): the rows it is fitted
-    on and the columns of X (or the nodes of W for inputs without X), and the k of the prototypes Υ."""
+    on and the columns of X (or the nodes of W for inputs without X), the k of the prototypes Υ, and the m rows and
+    n columns of a relation (``"relation_rows"``, ``"relation_columns"``)."""
     sizes: dict[str, Known] = {}
     if inputs.X is not None and np.ndim(inputs.X) == 2:
         l, d = np.shape(inputs.X)
@@ -76,6 +77,10 @@ def inputs_sizes(inputs: Inputs) -> dict[str, Known]:
     if inputs.prototypes is not None and np.ndim(inputs.prototypes) == 2:
         k = np.shape(inputs.prototypes)[1]
         sizes["prototype_dimension"] = Known(int(k), f"the inputs' prototypes have k = {k} columns")
+    if inputs.relation is not None:
+        m, n = inputs.relation.matrix.shape
+        sizes["relation_rows"] = Known(int(m), f"the inputs' relation has m = {m} rows")
+        sizes["relation_columns"] = Known(int(n), f"the inputs' relation has n = {n} columns")
     return sizes
 
 
@@ -121,6 +126,24 @@ def neighbours_below_samples(why: str = "the neighbourhood graph needs n_neighbo
     return fits_samples(option, lambda k, n: k <= n - margin, lambda n: f"at most {n - margin}", why)
 
 
+#: Why a perplexity must be below n − 1 (:func:`perplexity_fits_samples`).
+PERPLEXITY_CANDIDATES = ("the perplexity is calibrated over each point's min(n − 1, ⌊3·perplexity⌋) nearest neighbours "
+                         "(openTSNE's candidate set) and must be below their number (openTSNE would lower it "
+                         "silently)")
+
+
+def perplexity_fits_samples(why: str = PERPLEXITY_CANDIDATES, affinity: str | None = None) -> Rule:
+    """``perplexity`` < n − 1 (:func:`fits_samples`; ``why`` what needs it), for a method that calibrates its
+    affinities to it; with ``affinity``, only when the method's ``affinity`` option is that value (the others read
+    a given graph)."""
+    rule = fits_samples("perplexity", lambda p, n: p < n - 1, lambda n: f"below n − 1 = {n - 1}", why)
+
+    def when(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        return rule(options, context) if affinity is None or options.get("affinity") == affinity else None
+
+    return when
+
+
 def size_guard(name: str, why: str = "dense l×l matrices", alternative: str = "") -> Rule:
     """The rule of ``max_samples``, the size guard of an O(l²) method (:func:`check_size`, its message): refused
     when the exact number of samples (context ``"n_samples"``) is known to exceed it."""
@@ -147,6 +170,56 @@ def components_fit_features(why: str, option: str = "n_components") -> Rule:
         if d is None or not _number(value) or value <= d.value:
             return None
         return option, f"{d.source}, and {why}; allowed: at most {d.value}"
+
+    return rule
+
+
+def at_least_components(option: str, why: str, extra: int = 0) -> Rule:
+    """``option`` (a count of directions the embedding is taken from) ≥ ``n_components`` + ``extra``: a
+    cross-parameter rule, whatever the data (``why``)."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        value, k = options.get(option), options.get("n_components")
+        if not _number(value) or not _number(k) or value >= k + extra:
+            return None
+        least = f"n_components + {extra} = {k + extra}" if extra else f"n_components = {k}"
+        return option, f"{why}; allowed: at least {least}"
+
+    return rule
+
+
+def relation_size_guard(name: str, why: str) -> Rule:
+    """The rule of ``max_samples``, the size guard on max(m, n) of a method on an m×n relation (context
+    ``"relation_rows"`` and ``"relation_columns"``, :func:`check_size`'s message): refused when both are known
+    exactly and the larger exceeds it (the message names that side)."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        m, n = context.get("relation_rows"), context.get("relation_columns")
+        if m is None or n is None or not (m.exact and n.exact):
+            return None
+        larger = max(m, n, key=lambda s: s.value)
+        try:
+            check_size(larger.value, options.get("max_samples"), name, why)
+        except ValueError as err:
+            return "max_samples", f"{larger.source}; {err}"
+        return None
+
+    return rule
+
+
+def components_fit_relation(why: str) -> Rule:
+    """``n_components`` ≤ min(m, n) of the relation (context ``"relation_rows"``, ``"relation_columns"``; upper
+    bounds are enough to refuse) for a method whose row and column embeddings have orthonormal columns (``why``)."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        k = options.get("n_components")
+        known = [s for s in (context.get("relation_rows"), context.get("relation_columns")) if s is not None]
+        if not known or not _number(k):
+            return None
+        least = min(known, key=lambda s: s.value)
+        if k <= least.value:
+            return None
+        return "n_components", f"{least.source}, and {why}; allowed: at most {least.value}"
 
     return rule
 

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from numbers import Integral
 from typing import Any
@@ -77,7 +78,7 @@ from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, UNIT, Opti
 from ..inputs import Inputs
 from ..objectives.anisotropic import AnisotropicTerm, embedded_radii, original_radii, radius_correlation
 from ..objectives.umap_sgd import initial_layout, optimize_layout, rng_state_from, umap_edges
-from .base import Embedder
+from .base import Embedder, neighbours_below_samples
 from .sne.tsne import TSNE
 
 __all__ = ["FeatMAP", "frames_from_directions", "SMOOTH_TOL", "SMOOTH_PATIENCE", "SMOOTH_MAX_ITER",
@@ -122,6 +123,14 @@ def _variation_norms(frames: np.ndarray, d: int) -> np.ndarray:
     """Per-feature norms over the top ``d`` frames: sqrt(Σ_{l<d} v_il²) (m, p)."""
     top = frames[:, :d, :]
     return np.sqrt(np.einsum("ilh,ilh->ih", top, top))
+
+
+def min_dist_within_spread(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``min_dist``: UMAP's curve (1 + a d^{2b})^{-1} is fitted to be flat up to min_dist within a
+    spread of ``spread``, so min_dist ≤ spread."""
+    if options["min_dist"] > options["spread"]:
+        return "min_dist", f"UMAP's curve needs min_dist ≤ spread; allowed: at most spread = {options['spread']!r}"
+    return None
 
 
 class FeatMAP(Embedder):
@@ -172,7 +181,7 @@ class FeatMAP(Embedder):
     """
 
     _parameter_constraints = {
-        "n_neighbors": [integer(2, None)],
+        "n_neighbors": [integer(3, None)],
         "n_components": [Options(Integral, {2})],
         "min_dist": NON_NEGATIVE,
         "spread": POSITIVE,
@@ -189,6 +198,8 @@ class FeatMAP(Embedder):
         "random_state": SEED,
         "n_jobs": [integer(1, None)],
     }
+    _option_rules = (min_dist_within_spread,
+                     neighbours_below_samples("FeatMAP's neighbour search needs more samples than n_neighbors"))
     required_inputs = ("X",)
     extra_outputs = ("singular_values_", "intrinsic_dim_", "tangent_frames_", "smoothed_frames_", "components_",
                      "frame_embedding_", "feature_importance_", "feature_loadings_", "variation_embedding_",
@@ -219,18 +230,8 @@ class FeatMAP(Embedder):
     # ------------------------------------------------------------------------------------------------------------
     def _check_data(self, X: Any) -> np.ndarray:
         X = check_matrix(X, "X", contiguous=True)
-        m, n = X.shape
-        k = int(self.n_neighbors)
-        if m < k + 1:
-            raise ValueError(f"FeatMAP needs more samples than n_neighbors: n_neighbors = {k} needs m >= {k + 1}, "
-                             f"got m = {m}; lower n_neighbors or use more data")
-        if n < 2:
-            raise ValueError(f"FeatMAP needs at least 2 features (two local principal directions), got {n}")
-        if k < 3:
-            raise ValueError(f"FeatMAP needs n_neighbors >= 3 (two local principal directions from k − 1 "
-                             f"neighbours), got {k}")
-        if self.min_dist > self.spread:
-            raise ValueError(f"min_dist must be <= spread, got min_dist = {self.min_dist}, spread = {self.spread}")
+        if X.shape[1] < 2:  # n_neighbors ≥ 3 (two directions from k − 1 neighbours) and < m: the declaration
+            raise ValueError(f"FeatMAP needs at least 2 features (two local principal directions), got {X.shape[1]}")
         return X
 
     def _smooth(self, frames: np.ndarray, knn: np.ndarray, P: Any, d_var: int) -> tuple[np.ndarray, int]:

@@ -32,7 +32,7 @@ import numpy as np
 from ...affinity.ldmgi import ldmgi_embedding, ldmgi_matrix
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, StrOptions, integer
 from ...inputs import Inputs
-from ..base import Embedder
+from ..base import Embedder, fits_samples
 
 __all__ = ["LDMGI"]
 
@@ -60,6 +60,12 @@ class LDMGI(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (fits_samples("n_components", lambda k, n: k + 1 < n, lambda n: f"at most n − 2 = {n - 2}",
+                                  "LDMGI takes the n_components + 1 smallest eigenvectors of the n × n Laplacian "
+                                  "(the first constant) and needs n_components + 1 < n"),
+                     fits_samples("n_neighbors", lambda k, n: k <= n, lambda n: f"at most n = {n}",
+                                  "each clique is a point and its n_neighbors − 1 nearest neighbours"))
+
     def __init__(self, n_neighbors: int = 10, lam: float = 1.0, n_components: int = 2, eigen_solver: str = "auto",
                  random_state: int = 0):
         self.n_neighbors = n_neighbors
@@ -71,10 +77,7 @@ class LDMGI(Embedder):
     def _fit(self, inputs: Inputs) -> "LDMGI":
         self._validate_params()
         n = self.n_components
-        X = np.asarray(inputs.X, dtype=np.float64)
-        l = X.shape[0]
-        if n + 1 >= l:
-            raise ValueError(f"n_components + 1 must be < l = {l}")
+        X = np.asarray(inputs.X, dtype=np.float64)  # n_components + 1 < l: _option_rules
         L = ldmgi_matrix(X, self.n_neighbors, self.lam, random_state=self.random_state)
         Z, w = ldmgi_embedding(L, n, self.eigen_solver, self.random_state)
         self.laplacian_ = L

@@ -201,6 +201,9 @@ class TriMap(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (fits_samples("n_inliers", lambda k, n: k < n - 1, lambda n: f"below n − 1 = {n - 1}",
+                                  "TriMap's triplets take each point's n_inliers nearest neighbours among the others"),)
+
     def __init__(self, n_components: int = 2, n_inliers: int = 12, n_outliers: int = 4, n_random: int = 3,
                  distance: str = "euclidean", weight_temp: float = 0.5, lr: float = 0.1, n_iters: int = 400,
                  apply_pca: bool = True, random_state: int = 0):
@@ -219,10 +222,7 @@ class TriMap(Embedder):
         import trimap
 
         self._validate_params()
-        X = np.array(inputs.X, dtype=np.float32)
-        l = X.shape[0]
-        if self.n_inliers >= l - 1:
-            raise ValueError(f"n_inliers must be < l − 1 = {l - 1} (l = number of samples), got {self.n_inliers}")
+        X = np.array(inputs.X, dtype=np.float32)  # n_inliers < l − 1: _option_rules
         with _seeded_numba(int(self.random_state)), Progress("TriMap") as progress, progress.library_output():
             est = trimap.TRIMAP(n_dims=int(self.n_components), n_inliers=int(self.n_inliers),
                                 n_outliers=int(self.n_outliers), n_random=int(self.n_random), distance=self.distance,

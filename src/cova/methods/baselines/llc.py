@@ -50,7 +50,10 @@ Cora's 2,708 × 1,433 words with k = 12).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -65,7 +68,7 @@ from ...checks import check_matrix
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
 from ...inputs import Inputs
 from ...progress import Progress
-from ..base import Embedder
+from ..base import Embedder, fits_samples, neighbours_below_samples
 
 log = logging.getLogger("cova")
 
@@ -245,6 +248,36 @@ def align(U: np.ndarray, W: sp.spmatrix, n_components: int) -> tuple[np.ndarray,
     return Y, L, np.clip(lam, 0.0, None)
 
 
+def _local_dimension(options: Mapping[str, Any]) -> tuple[str, int] | None:
+    """(the option that sets it, d): the factors per analyser, ``n_factors`` or, when ``None``, ``n_components``."""
+    key = "n_components" if options.get("n_factors") is None else "n_factors"
+    value = options.get(key)
+    return (key, int(value)) if isinstance(value, Integral) and not isinstance(value, bool) else None
+
+
+def _factors_fit_features(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``n_factors``: an analyser's d factors lie in the data space, d ≤ D (context ``"n_features"``)."""
+    local, D = _local_dimension(options), context.get("n_features")
+    if local is None or D is None or local[1] <= D.value:
+        return None
+    unset = " (n_factors unset: as many as n_components)" if local[0] == "n_components" else ""
+    return local[0], (f"{D.source}, and each factor analyser has d = {local[1]} factors{unset} in the data space; "
+                      f"allowed: at most {D.value}")
+
+
+def _components_fit_analysers(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``n_components``: at most the K(d + 1) − 1 non-constant directions of K analysers of d factors
+    (the alignment's eigenvectors, Teh & Roweis Sec. 3)."""
+    local, K, q = _local_dimension(options), options.get("n_mixtures"), options.get("n_components")
+    if local is None or not isinstance(K, Integral) or not isinstance(q, Integral):
+        return None
+    top = int(K) * (local[1] + 1) - 1
+    if q <= top:
+        return None
+    return "n_components", (f"n_mixtures = {K} analysers of d = {local[1]} factors give K(d + 1) − 1 = {top} "
+                            f"non-constant directions; allowed: at most {top}")
+
+
 class LLC(Embedder):
     """Locally linear coordination (Teh & Roweis 2003): a mixture of factor analysers aligned by LLE's cost
     (module docstring).
@@ -286,6 +319,12 @@ class LLC(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (fits_samples("n_mixtures", lambda K, n: K <= n, lambda n: f"at most n = {n}",
+                                  "each of the n_mixtures factor analysers starts from a k-means cluster of samples"),
+                     neighbours_below_samples("LLE's reconstruction weights need n_neighbors < n (a sample is not "
+                                              "its own neighbour)"),
+                     _factors_fit_features, _components_fit_analysers)
+
     def __init__(self, n_components: int = 2, n_mixtures: int = 20, n_factors: int | None = None,
                  n_neighbors: int = 12, max_iter: int = 200, tol: float = 1e-4, reg: float = 1e-3,
                  random_state: int = 0):
@@ -301,18 +340,9 @@ class LLC(Embedder):
     def _fit(self, inputs: Inputs) -> "LLC":
         self._validate_params()
         X = check_matrix(inputs.X, "X", contiguous=True)
-        N, D = X.shape
         K, k, q = int(self.n_mixtures), int(self.n_neighbors), int(self.n_components)
         d = q if self.n_factors is None else int(self.n_factors)
-        if K > N:
-            raise ValueError(f"n_mixtures = {K} exceeds the number of samples N = {N}")
-        if not k < N:
-            raise ValueError(f"n_neighbors = {k} must be below the number of samples N = {N}")
-        if d > D:
-            raise ValueError(f"n_factors = {d} exceeds the number of features D = {D}")
-        if q > K * (d + 1) - 1:
-            raise ValueError(f"n_components = {q} exceeds the K(d+1) − 1 = {K * (d + 1) - 1} non-constant "
-                             f"directions of n_mixtures = {K} analysers with n_factors = {d}")
+        # K ≤ N, k < N, d ≤ D and q ≤ K(d + 1) − 1: _option_rules
         self.mixture_ = fit_mfa(X, K, d, max_iter=int(self.max_iter), tol=float(self.tol),
                                 random_state=int(self.random_state))
         log.info("llc: %d factor analysers, EM %d iterations (converged: %s)", K, self.mixture_.n_iter,

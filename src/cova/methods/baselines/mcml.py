@@ -25,6 +25,10 @@ Every iteration is O(l²·d): ``max_samples`` = 3,000.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from numbers import Integral
+from typing import Any
+
 import numpy as np
 
 from ...affinity.dense import pca_reduce
@@ -84,6 +88,27 @@ def mcml_objective(A: np.ndarray, X: np.ndarray, P0: np.ndarray) -> tuple[float,
     return f, 0.5 * (grad + grad.T)
 
 
+
+def _components_fit_reduced(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``n_components``: at most the dimension of the data MCML works in, d (context ``"n_features"``)
+    when d ≤ ``n_pca``, else min(``n_pca``, n) (:func:`cova.affinity.dense.pca_reduce`); ``n_pca`` alone bounds it
+    when d is not known."""
+    k, n_pca = options.get("n_components"), options.get("n_pca")
+    d, n = context.get("n_features"), context.get("n_samples")
+    if not isinstance(k, Integral):
+        return None
+    if d is not None and (n_pca is None or d.value <= n_pca):
+        bound, source = d.value, d.source
+    elif n_pca is not None and n is not None and n.value < n_pca:
+        bound, source = n.value, f"{n.source}, fewer than n_pca = {n_pca} (the PCA keeps at most n directions)"
+    elif n_pca is not None:
+        bound, source = n_pca, f"n_pca = {n_pca} (the PCA before the metric)"
+    else:
+        return None
+    if k <= bound:
+        return None
+    return "n_components", f"{source}, and MCML projects the data it works in; allowed: at most {bound}"
+
 class MCML(Embedder):
     """MCML (Globerson & Roweis 2005) as a 2-D linear projection (module docstring).
 
@@ -112,7 +137,7 @@ class MCML(Embedder):
         "random_state": SEED_OR_NONE,
     }
 
-    _option_rules = (size_guard("MCML"),)
+    _option_rules = (size_guard("MCML"), _components_fit_reduced)
 
     def __init__(self, n_components: int = 2, n_pca: int | None = 50, max_iter: int = 300, tol: float = 1e-7,
                  step0: float = 1.0, max_samples: int | None = 3000, random_state: int = 0):
@@ -133,9 +158,7 @@ class MCML(Embedder):
             raise ValueError(f"labels has {y.shape[0]} entries but X has {l} samples")
         Xr = pca_reduce(X, self.n_pca)
         Xr = Xr - Xr.mean(axis=0)
-        d = Xr.shape[1]
-        if self.n_components > d:
-            raise ValueError(f"n_components = {self.n_components} exceeds the (reduced) dimension {d}")
+        d = Xr.shape[1]  # ≥ n_components: _option_rules
         P0 = target_distribution(y)
         if not np.any(P0.sum(axis=1) > 0):
             raise ValueError("MCML needs at least one class with two or more samples")

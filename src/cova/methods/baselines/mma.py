@@ -41,7 +41,7 @@ from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOption
 from ...inputs import Inputs
 from ...manifolds.optimize import riemannian_gradient_descent
 from ...manifolds.stiefel import project_tangent, retract_qr
-from ..base import Embedder
+from ..base import Embedder, at_least_components, fits_samples
 
 __all__ = ["MMA", "mma_objective", "smallest_eigenvectors"]
 
@@ -106,6 +106,13 @@ class MMA(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (at_least_components("n_eigenvectors", "the display rotates the n_eigenvectors smallest "
+                                                          "eigenvectors of the Laplacian, the first of them "
+                                                          "constant", extra=1),
+                     fits_samples("n_eigenvectors", lambda K, n: K < n, lambda n: f"at most n − 1 = {n - 1}",
+                                  "MMA takes the n_eigenvectors smallest eigenvectors of the n × n graph Laplacian, "
+                                  "fewer than all n"))
+
     def requires(self) -> tuple[str, ...]:
         """W with ``affinity="inputs"``, else X; X and the labels always."""
         return self._affinity_requires("X", "labels")
@@ -127,9 +134,7 @@ class MMA(Embedder):
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)
         l = X.shape[0]
-        K, n = self.n_eigenvectors, self.n_components
-        if not n + 1 <= K < l:
-            raise ValueError(f"need n_components + 1 ≤ n_eigenvectors < l; got {n}, {K}, l = {l}")
+        K, n = self.n_eigenvectors, self.n_components  # n + 1 ≤ K < l: _option_rules
         if self.affinity == "inputs":
             W = sp.csr_matrix(inputs.W)
         else:

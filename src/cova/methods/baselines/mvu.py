@@ -34,7 +34,7 @@ from ...affinity.reconstruction import barycentre_weights, reconstruction_weight
 from ...constraints import POSITIVE, POSITIVE_INT, SEED
 from ...inputs import Inputs
 from ...objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
-from ..base import Embedder, neighbours_below_samples, supervised_arrays
+from ..base import Embedder, at_least_components, fits_samples, neighbours_below_samples, supervised_arrays
 
 log = logging.getLogger("cova")
 
@@ -88,7 +88,11 @@ class LMVU(Embedder):
     _parameter_constraints = {"n_components": POSITIVE_INT, "n_neighbors": POSITIVE_INT, "n_landmarks": POSITIVE_INT,
                               "reg": POSITIVE, "random_state": SEED}
 
-    _option_rules = (neighbours_below_samples(),)
+    _option_rules = (neighbours_below_samples(),
+                     at_least_components("n_landmarks", "the display is taken from the landmarks' Gram matrix L "
+                                                        "(n_landmarks × n_landmarks)"),
+                     fits_samples("n_landmarks", lambda m, n: m <= n, lambda n: f"at most n = {n}",
+                                  "the landmarks are drawn from the samples without replacement"))
 
     def __init__(self, n_components: int = 2, n_neighbors: int = 5, n_landmarks: int = 20, reg: float = 1e-3,
                  random_state: int = 0):
@@ -101,10 +105,7 @@ class LMVU(Embedder):
     def _fit(self, inputs: Inputs) -> "LMVU":
         self._validate_params()
         X = np.asarray(inputs.X, dtype=np.float64)  # finite: inputs are checked when they are built
-        l, m, k = X.shape[0], int(self.n_landmarks), int(self.n_neighbors)
-        if not int(self.n_components) <= m <= l:
-            raise ValueError(f"n_landmarks = {m} must lie between n_components = {self.n_components} and the number "
-                             f"of samples l = {l}")
+        l, m, k = X.shape[0], int(self.n_landmarks), int(self.n_neighbors)  # n_components ≤ m ≤ l: _option_rules
         pairs, d2, idx = neighbour_pairs(X, k)
         self.landmarks_ = np.sort(np.random.default_rng(int(self.random_state)).choice(l, m, replace=False))
         Q = landmark_reconstruction(reconstruction_weights(X, idx, float(self.reg)), self.landmarks_)
@@ -193,7 +194,12 @@ class MUHSIC(Embedder):
                               "n_eigenvectors": POSITIVE_INT, "nu": POSITIVE, "eps": POSITIVE,
                               "max_iters": POSITIVE_INT, "reg": POSITIVE, "random_state": SEED}
 
-    _option_rules = (neighbours_below_samples(),)
+    _option_rules = (neighbours_below_samples(),
+                     at_least_components("n_eigenvectors", "the display is taken from the Gram matrix over the "
+                                                           "n_eigenvectors Laplacian eigenvectors"),
+                     fits_samples("n_eigenvectors", lambda m, n: m < n, lambda n: f"at most n − 1 = {n - 1}",
+                                  "the Laplacian of the n-node neighbour graph has n − 1 eigenvectors orthogonal to "
+                                  "the constant"))
 
     def __init__(self, n_components: int = 2, n_neighbors: int = 5, n_eigenvectors: int = 10, nu: float = 1.0,
                  eps: float = 1e-6, max_iters: int = 100_000, reg: float = 1e-3, random_state: int = 0):
@@ -209,10 +215,7 @@ class MUHSIC(Embedder):
     def _fit(self, inputs: Inputs) -> "MUHSIC":
         self._validate_params()
         X, y, labelled = supervised_arrays(inputs)
-        l, m, k = X.shape[0], int(self.n_eigenvectors), int(self.n_neighbors)
-        if not int(self.n_components) <= m < l:
-            raise ValueError(f"n_eigenvectors = {m} must lie between n_components = {self.n_components} and the "
-                             f"number of samples l = {l} (exclusive)")
+        m, k = int(self.n_eigenvectors), int(self.n_neighbors)  # n_components ≤ m < l: _option_rules
         pairs, d2, Q = laplacian_basis(X, k, m, int(self.random_state))
         started = time.perf_counter()
         log.info("muhsic: semidefinite programme over %d Laplacian eigenvectors (%d unknowns), %d neighbour "

@@ -18,7 +18,7 @@ from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOpt
 from ...inputs import Inputs
 from ...objectives.code import CodeNLL, code_parameter_sizes, split_code_parameters
 from ...progress import Progress
-from ..base import Embedder, check_size, relation_matrix
+from ..base import Embedder, relation_matrix, relation_size_guard
 
 __all__ = ["CODE", "code_embedding"]
 
@@ -96,6 +96,8 @@ class CODE(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (relation_size_guard("CODE", "dense m×n arrays between the row and column objects"),)
+
     def __init__(self, n_components: int = 2, model: str = "joint", n_restarts: int = 10, max_iter: int = 500,
                  tol: float = 1e-4, max_samples: int | None = 5000, random_state: int = 0):
         self.n_components = n_components
@@ -109,8 +111,7 @@ class CODE(Embedder):
     def _fit(self, inputs: Inputs) -> "CODE":
         self._validate_params()
         R = sp.csr_matrix(relation_matrix(inputs, "CODE"), dtype=np.float64)
-        m, n = R.shape
-        check_size(max(m, n), self.max_samples, "CODE", "dense m×n arrays between the row and column objects")
+        # max(m, n) ≤ max_samples: _option_rules
         total = float(R.sum())
         if not total > 0:
             raise ValueError("CODE needs a relation with positive total mass (P = R / ΣR)")

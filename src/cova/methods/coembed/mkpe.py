@@ -20,7 +20,7 @@ from ...constraints import MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE
 from ...inputs import Inputs
 from ...manifolds import Euclidean, Product, Stiefel, riemannian_gradient_descent
 from ...objectives.mkpe import mkpe_objective
-from ..base import Embedder, check_size, relation_matrix
+from ..base import Embedder, components_fit_relation, relation_matrix, relation_size_guard
 
 __all__ = ["MKPE", "mkpe_embedding"]
 
@@ -87,6 +87,9 @@ class MKPE(Embedder):
         "random_state": SEED,
     }
 
+    _option_rules = (relation_size_guard("MKPE", "dense m×n kernels between the row and column objects"),
+                     components_fit_relation("E_x (m × k) and E_z (n × k) have orthonormal columns"))
+
     def __init__(self, n_components: int = 2, max_iter: int = 100, tol: float = 0.0,
                  max_samples: int | None = 5000, random_state: int = 0):
         self.n_components = n_components
@@ -98,8 +101,7 @@ class MKPE(Embedder):
     def _fit(self, inputs: Inputs) -> "MKPE":
         self._validate_params()
         R = sp.csr_matrix(relation_matrix(inputs, "MKPE"), dtype=np.float64)
-        m, n = R.shape
-        check_size(max(m, n), self.max_samples, "MKPE", "dense m×n kernels between the row and column objects")
+        # max(m, n) ≤ max_samples and k ≤ min(m, n): _option_rules
         top = R.max() if R.nnz else 0.0
         if not top > 0:
             raise ValueError("MKPE needs a relation with at least one positive entry (K_c = R / max R)")

@@ -43,12 +43,15 @@ from ...constraints import (
 )
 from ...objectives.lmds import lmds_cost, lmds_updates, neighbourhood_radii
 from ...progress import Progress
-from ..base import Embedder, check_size
+from ..base import Embedder, neighbours_below_samples, size_guard
+from .nerv import pca_needs_features
 
 __all__ = ["LMDS", "CCA", "CDA", "DEFAULT_MAX_SAMPLES"]
 
 #: Largest n an LMDS fit accepts by default (dense n x n float64 input distances).
 DEFAULT_MAX_SAMPLES = 5000
+#: Why LMDS, CCA and CDA are O(n²) (the message of their size guards).
+_QUADRATIC = "dense n x n input distances; n_iter_per_point n^2 pair updates"
 
 
 class LMDS(Embedder):
@@ -65,7 +68,7 @@ class LMDS(Embedder):
     init : ``"pca"`` (PCA of the data, rescaled to mean pairwise distance 1; seeded uniform random when the
         data have fewer features than ``n_components``), ``"random"`` (uniform in the unit square) or an array.
     metric : ``"euclidean"`` or ``"precomputed"`` (then ``init`` must be ``"random"`` or an array).
-    max_samples : size guard; more points raise ValueError (dense n x n input distances).
+    max_samples : size guard; more points are refused (dense n x n input distances; ``_option_rules``).
     random_state : seed of the point order and of a random initialisation.
     """
 
@@ -82,6 +85,10 @@ class LMDS(Embedder):
         "random_state": SEED_OR_NONE,
     }
 
+    _option_rules = (size_guard("LMDS", _QUADRATIC), pca_needs_features,
+                     neighbours_below_samples("the minimum neighbourhood radius rho_i is the distance to the k-th "
+                                              "nearest of the n − 1 other points"))
+
     def __init__(self, n_components: int = 2, lam: float = 0.0, n_neighbors: int = 20, n_iter_per_point: int = 400,
                  alpha0: float = 0.25, radius_factor: float = 1.5, init: Any = "pca", metric: str = "euclidean",
                  max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
@@ -96,21 +103,11 @@ class LMDS(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def _validate(self, n: int) -> None:
-        """The checks that depend on the number of points n (the parameters alone are checked by
-        ``_validate_params``)."""
-        check_size(n, self.max_samples, "LMDS", "dense n x n input distances; n_iter_per_point n^2 pair updates")
-        if not self.n_neighbors <= n - 1:
-            raise ValueError(f"n_neighbors must be <= n - 1 = {n - 1}; got {self.n_neighbors}")
-
     def _initial(self, X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         d = int(self.n_components)
         init = self.init
         if isinstance(init, str):
-            if init == "pca":
-                if self.metric == "precomputed":
-                    raise ValueError("init='pca' needs feature vectors; use 'random' or an array with a "
-                                     "precomputed distance matrix")
+            if init == "pca":  # with feature vectors: _option_rules
                 if X.shape[1] < d:
                     Y = rng.uniform(0.0, 1.0, size=(n, d))
                 else:
@@ -130,7 +127,7 @@ class LMDS(Embedder):
 
     def _distances(self, inputs: Any) -> tuple[np.ndarray, np.ndarray, float]:
         """(X, input distances scaled to mean 1, the scale divided out)."""
-        return mean_scaled_distances(inputs, self.metric, self._validate)
+        return mean_scaled_distances(inputs, self.metric)
 
     def _radii(self, D: np.ndarray) -> np.ndarray:
         return neighbourhood_radii(D, int(self.n_neighbors))
@@ -183,6 +180,8 @@ class CCA(LMDS):
     _parameter_constraints = {k: v for k, v in LMDS._parameter_constraints.items()
                               if k not in ("lam", "n_neighbors")}
 
+    _option_rules = (size_guard("CCA", _QUADRATIC), pca_needs_features)
+
     def __init__(self, n_components: int = 2, n_iter_per_point: int = 400, alpha0: float = 0.25,
                  radius_factor: float = 1.5, init: Any = "pca", metric: str = "euclidean",
                  max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
@@ -194,10 +193,6 @@ class CCA(LMDS):
         self.metric = metric
         self.max_samples = max_samples
         self.random_state = random_state
-
-    def _validate(self, n: int) -> None:
-        check_size(n, self.max_samples, type(self).__name__,
-                   "dense n x n input distances; n_iter_per_point n^2 pair updates")
 
     def _radii(self, D: np.ndarray) -> np.ndarray:
         return np.zeros(D.shape[0])
@@ -216,6 +211,10 @@ class CDA(CCA):
     _parameter_constraints = {**{k: v for k, v in CCA._parameter_constraints.items() if k != "metric"},
                               "n_neighbors": POSITIVE_INT}
 
+    _option_rules = (size_guard("CDA", _QUADRATIC),
+                     neighbours_below_samples("the geodesic distances follow the k-nearest-neighbour graph of the "
+                                              "n points"))
+
     def __init__(self, n_components: int = 2, n_neighbors: int = 10, n_iter_per_point: int = 400,
                  alpha0: float = 0.25, radius_factor: float = 1.5, init: Any = "pca",
                  max_samples: int = DEFAULT_MAX_SAMPLES, random_state: int | None = 0):
@@ -225,4 +224,4 @@ class CDA(CCA):
         self.n_neighbors = n_neighbors
 
     def _distances(self, inputs: Any) -> tuple[np.ndarray, np.ndarray, float]:
-        return mean_scaled_distances(inputs, "geodesic", self._validate, int(self.n_neighbors))
+        return mean_scaled_distances(inputs, "geodesic", int(self.n_neighbors))

@@ -37,6 +37,7 @@ at every round (the objective changes with sigma). Cost and gradient are the **s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ from ...affinity.perplexity import calibrate_precisions, log_conditional_probabi
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
 from ...objectives.nerv import joint_log_probabilities, nerv_objective, tnerv_objective
 from ...progress import Progress
-from ..base import Embedder, check_size
+from ..base import Embedder, fits_samples, size_guard
 
 __all__ = ["NeRV", "TNeRV", "DEFAULT_MAX_SAMPLES"]
 
@@ -58,6 +59,23 @@ _GTOL = 1e-8
 
 ANNEAL = ("paper", "dredviz", "none")
 
+
+def pca_needs_features(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``init``: ``"pca"`` projects feature vectors, which ``metric="precomputed"`` (X is a distance
+    matrix) does not give."""
+    if isinstance(options.get("init"), str) and options["init"] == "pca" and options.get("metric") == "precomputed":
+        return "init", "init='pca' needs feature vectors, and metric='precomputed' gives a distance matrix; allowed: " \
+                       "'random' or an array"
+    return None
+
+
+def _nerv_rules(name: str) -> tuple:
+    """The size rules of NeRV and t-NeRV (``_option_rules``): the size guard of their dense n x n matrices and the
+    effective number of neighbours k < n − 1 (the entropy log k of p_{.|i} over the n − 1 other points)."""
+    return (size_guard(name), pca_needs_features,
+            fits_samples("n_neighbors", lambda k, n: k < n - 1, lambda n: f"below n − 1 = {n - 1}",
+                         f"{name}'s effective number of neighbours k (the entropy log k of each point's input "
+                         f"neighbourhood over the n − 1 others) must be below n − 1"))
 
 
 
@@ -95,14 +113,6 @@ class _NeRVBase(Embedder):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    # -- validation ------------------------------------------------------------------------------------
-    def _validate(self, n: int) -> None:
-        """The checks that depend on the number of points n (the parameters alone are checked by
-        ``_validate_params``)."""
-        check_size(n, self.max_samples, type(self).__name__)
-        if not float(self.n_neighbors) < n - 1:
-            raise ValueError(f"n_neighbors must lie in (1, n - 1) = (1, {n - 1}); got {self.n_neighbors}")
-
     # -- pieces ----------------------------------------------------------------------------------------
     def _initial(self, X: np.ndarray, scale: float, n: int) -> np.ndarray:
         d = int(self.n_components)
@@ -110,10 +120,7 @@ class _NeRVBase(Embedder):
         if isinstance(init, str):
             if init == "random":
                 return np.random.default_rng(self.random_state).uniform(0.0, 1.0, size=(n, d))
-            if init == "pca":
-                if self.metric == "precomputed":
-                    raise ValueError("init='pca' needs feature vectors; use 'random' or an array with a "
-                                     "precomputed distance matrix")
+            if init == "pca":  # with feature vectors: _option_rules
                 Xc = (X - X.mean(axis=0)) / scale
                 _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
                 Y = Xc @ Vt[:d].T
@@ -179,7 +186,7 @@ class _NeRVBase(Embedder):
         ``embedding_`` (n, n_components), ``sigma_`` (sigma_i^final in rescaled units), ``distance_scale_``
         (the mean input distance divided out), ``cost_`` (final cost, sum form) and ``n_evaluations_``."""
         self._validate_params()
-        X, D, scale = mean_scaled_distances(inputs, self.metric, self._validate)
+        X, D, scale = mean_scaled_distances(inputs, self.metric)
         n = X.shape[0]
         D2 = D * D
         beta_final = calibrate_precisions(D2, self.n_neighbors)
@@ -214,13 +221,14 @@ class NeRV(_NeRVBase):
         (module docstring).
     init : ``"random"`` (uniform in the unit square, the paper), ``"pca"`` (dredviz) or an (n, d) array.
     metric : ``"euclidean"`` on ``inputs.X`` or ``"precomputed"`` (``inputs.X`` is a distance matrix).
-    max_samples : size guard; more points raise ValueError (dense n x n work).
+    max_samples : size guard; more points are refused (dense n x n work; ``_option_rules``).
     random_state : seed of the random initialisation.
 
     The paper's "5 random restarts, keep the best by F" is left to the caller (vary ``random_state``).
     """
 
     _joint = False
+    _option_rules = _nerv_rules("NeRV")
 
 
 class TNeRV(_NeRVBase):
@@ -235,6 +243,7 @@ class TNeRV(_NeRVBase):
     """
 
     _joint = True
+    _option_rules = _nerv_rules("TNeRV")
 
     def __init__(self, n_components: int = 2, lam: float = 0.8, n_neighbors: float = 40, anneal_rounds: int = 10,
                  cg_steps: int = 2, cg_steps_final: int = 20, anneal: str = "paper", init: Any = "random",

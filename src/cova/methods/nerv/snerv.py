@@ -49,7 +49,7 @@ from ...constraints import (
     UNIT,
     StrOptions,
 )
-from ..base import Embedder, UsesClassPosterior, check_size, supervised_arrays
+from ..base import Embedder, UsesClassPosterior, size_guard, supervised_arrays
 from .nerv import ANNEAL, NeRV
 
 __all__ = ["SNeRV", "SNERV_MAX_SAMPLES"]
@@ -98,6 +98,8 @@ class SNeRV(UsesClassPosterior, Embedder):
         "posterior_max_iter": POSITIVE_INT,
     }
 
+    _option_rules = (size_guard("SNeRV", "dense n x n learning-metric distances"),)
+
     def __init__(self, n_components: int = 2, lam: float = 0.1, n_mixture: Any = "auto",
                  sigma_mixture: Any = "auto", n_pieces: int = 10, anneal_rounds: int = 10, cg_steps: int = 2,
                  cg_steps_final: int = 20, anneal: str = "paper", init: Any = "random",
@@ -121,8 +123,7 @@ class SNeRV(UsesClassPosterior, Embedder):
         X, labels, rows = supervised_arrays(inputs)
         if X.shape[0] < 4:
             raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
-        n = X.shape[0]
-        check_size(n, self.max_samples, "SNeRV", "dense n x n learning-metric distances")
+        n = X.shape[0]  # the size guard: _option_rules
         post = self._class_posterior(inputs, X, labels, rows)
         D = learning_metric_distances(post, X, self.n_pieces)
         k = int(round(0.5 * n / post.n_components_))

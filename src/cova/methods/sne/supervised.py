@@ -40,7 +40,7 @@ from ...checks import check_label_vector
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
 from ...inputs import Inputs
 from ...manifolds import TSNE_SCHEDULE
-from ..base import Embedder
+from ..base import Embedder, perplexity_fits_samples
 from .nse import SPECTRAL_SOLVERS, nse_embedding
 from .sne import EXACT_SNE_CONSTRAINTS, SNE
 from .tsne import OPENTSNE_CONSTRAINTS, opentsne_fit
@@ -249,6 +249,8 @@ class SupervisedTSNE(Embedder):
     _parameter_constraints = {**SUPERVISION_CONSTRAINTS, "perplexity": POSITIVE, "n_pca": [*POSITIVE_INT, None],
                               **OPENTSNE_CONSTRAINTS}
 
+    _option_rules = (perplexity_fits_samples(),)
+
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
                  max_iter: int = 500, early_exaggeration_iter: int = 250, learning_rate: str | float = "auto",
                  dof: float = 1.0, negative_gradient_method: str = "auto", init: str = "random",
@@ -290,6 +292,8 @@ class SupervisedNSE(Embedder):
     _parameter_constraints = {**SUPERVISION_CONSTRAINTS, "perplexity": POSITIVE, "n_pca": [*POSITIVE_INT, None],
                               "n_components": POSITIVE_INT, "eigen_solver": [StrOptions(set(SPECTRAL_SOLVERS))],
                               "random_state": SEED}
+
+    _option_rules = (perplexity_fits_samples(),)
 
     def __init__(self, lam: float = 0.5, mode: str = "distance", perplexity: float = 30.0, n_pca: int | None = 30,
                  n_components: int = 2, eigen_solver: str = "arpack", random_state: int = 0):

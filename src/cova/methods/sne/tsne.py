@@ -14,7 +14,7 @@ from ...affinity.weights import gaussian_perplexity
 from ...constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
 from ...inputs import Inputs
 from ...progress import Progress
-from ..base import Embedder
+from ..base import Embedder, perplexity_fits_samples
 
 #: openTSNE's parameter name -> the estimator attribute passed as it (shared by :class:`TSNE` and
 #: :class:`cova.methods.sne.supervised.SupervisedTSNE`). Our ``max_iter`` is openTSNE's ``n_iter``: the iterations
@@ -78,6 +78,8 @@ class TSNE(Embedder):
         "affinity": [StrOptions({"perplexity", "inputs"})],
         **OPENTSNE_CONSTRAINTS,
     }
+
+    _option_rules = (perplexity_fits_samples(affinity="perplexity"),)
 
     def requires(self) -> tuple[str, ...]:
         """W with ``affinity="inputs"``, else X; X always (the initialisation reads it)."""
