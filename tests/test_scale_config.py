@@ -3,13 +3,26 @@ data set of known structure (cohorts on a curved manifold of known dimension) at
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 from sklearn.neighbors import NearestNeighbors
 
-from cova.config import ConfigError, validate_config
+from cova.config import ConfigError, Plan, read_config_file, resolve_config, validate_config
 from cova.datasets import BUILTIN, GROUND_TRUTH_LOADERS, load
 from cova.datasets.synthetic import COHORT_MANIFOLD_BLOCK, cohort_manifold, cohort_manifold_rows
+from cova.viz.timings import read_benchmarks
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def test_cohort_manifold_is_seeded_and_shaped():
@@ -93,3 +106,86 @@ def test_cohort_manifold_refuses_bad_options():
               "runs": [{"dataset": "cm", "inputs": "x", "methods": ["pca"]}]}
     with pytest.raises(ConfigError, match=r"datasets\.cm\.params.*n_noise_features.*at least 2·intrinsic_dim \+ 1 = 7"):
         validate_config(config)
+
+
+SCALE = ROOT / "config" / "scale.yaml"
+#: What config/scale.yaml runs (issue 42): these methods on both data sets.
+SCALE_METHODS = {"cova_e1", "cova_e2", "cova_e3", "tsne", "umap", "dosnes", "featmap"}
+
+
+def scale_small(tmp_path: Path) -> Path:
+    """An overlay of config/scale.yaml with its data sets scaled down: 3,000 cohort_manifold points, 2,000
+    Fashion-MNIST images."""
+    path = tmp_path / "scale-small.yaml"
+    path.write_text(yaml.safe_dump({"overlay": {"base": str(SCALE)},
+                                    "datasets": {"manifold_1m": {"params": {"n_samples": 3000}},
+                                                 "fashion_mnist_70k": {"params": {"n_per_class": 200}}}}))
+    return path
+
+
+def test_the_scale_config_runs_every_method_at_its_defaults_on_both_data_sets():
+    config = resolve_config(read_config_file(SCALE), ROOT)
+    validate_config(config)
+    plan = Plan(config)
+    datasets = config["datasets"]
+    assert datasets["manifold_1m"] == {**datasets["manifold_1m"], "loader": "cohort_manifold",
+                                       "params": {"n_samples": 1_000_000}}
+    assert datasets["fashion_mnist_70k"]["loader"] == "fashion_mnist"
+    assert datasets["fashion_mnist_70k"]["params"] == {"split": "all"}  # all 70,000 images
+    runs = plan.runs()
+    assert {d for d, _, _ in runs} == set(datasets) and not config["runs"]  # only the experiment's runs
+    for dataset in datasets:
+        assert {plan.method_jobs[e].method for d, _, e in runs if d == dataset} == SCALE_METHODS
+    for entry in config["methods"].values():  # defaults: nothing but the threads of the libraries that take them
+        assert set(entry.get("params", {})) <= {"n_jobs"}
+        assert entry.get("params", {}).get("n_jobs", 2) == entry["resources"]["threads"] == 2
+    dosnes_inputs = {i for _, i, e in runs if plan.method_jobs[e].method == "dosnes"}
+    assert [config["inputs"][i]["weights"]["normalize"]["kind"] for i in dosnes_inputs] == ["random_walk"]
+    assert config["job_server"] is False  # each benchmark file then measures its own job
+    scores = set(config["paper"]["experiments"]["scale"]["scores"])
+    assert {"s_n", "s_c", "s_s", "trustworthiness", "continuity"} <= scores
+    targets = plan.all_targets()
+    assert "results/paper/cova/scale.html" in targets and "results/tables/timings.html" in targets
+    timing = plan.timing_plan()  # every run's jobs (dataset, inputs, embed, score) have their benchmark files
+    assert len(timing["runs"]) == len(runs) == 2 * len(SCALE_METHODS)
+    assert {Path(f).parts[3] for chain in timing["runs"] for f in chain} >= {"dataset", "inputs", "embed", "score"}
+
+
+def _snakemake(tmp_path: Path, configfile: Path, *extra: str) -> subprocess.CompletedProcess:
+    for name in ("Snakefile", "workflow", "profiles", "environment.yml"):
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, tmp_path / name, dirs_exist_ok=True)
+        else:
+            shutil.copy(src, tmp_path / name)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "COVA_DATA_MIRROR": "/usr/share/datasets"}
+    return subprocess.run([SNAKEMAKE, "--cores", "2", "--configfile", str(configfile), *extra], cwd=tmp_path,
+                          capture_output=True, text=True, env=env)
+
+
+def test_the_scale_config_lists_its_jobs(tmp_path):
+    dry = _snakemake(tmp_path, SCALE, "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", dry.stdout, re.M))
+    n_runs = 2 * len(SCALE_METHODS)
+    assert {k: int(v) for k, v in jobs.items() if k in ("dataset", "inputs", "embed", "score", "experiment",
+                                                         "timings")} == \
+        {"dataset": 2, "inputs": 6, "embed": n_runs, "score": n_runs, "experiment": 1, "timings": 1}
+    assert "results/paper/cova/scale.html" in dry.stdout and "n_samples" not in dry.stderr
+
+
+@pytest.mark.slow
+def test_the_scale_config_runs_end_to_end_scaled_down(tmp_path):
+    if not (Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").is_file()):
+        pytest.skip("Fashion-MNIST is not in /usr/share/datasets (Debian package dataset-fashion-mnist)")
+    run = _snakemake(tmp_path, scale_small(tmp_path))
+    assert run.returncode == 0, run.stderr[-3000:]
+    table = pd.read_csv(tmp_path / "results/paper/cova/scale.csv")
+    assert len(table) == 2 * len(SCALE_METHODS)
+    assert table[["s_n", "trustworthiness", "continuity"]].apply(lambda c: c.between(0, 1)).all().all()
+    jobs = read_benchmarks(tmp_path / "results/benchmarks/jobs")
+    for rule in ("dataset", "inputs", "embed", "score"):
+        assert (jobs["rule"] == rule).any() and jobs.loc[jobs["rule"] == rule, "max_rss_mb"].gt(0).all()
+    page = (tmp_path / "results/tables/timings.html").read_text()
+    assert "Slowest jobs" in page and "manifold_1m" in page
