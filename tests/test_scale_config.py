@@ -113,13 +113,13 @@ SCALE = ROOT / "config" / "scale.yaml"
 SCALE_METHODS = {"cova_e1", "cova_e2", "cova_e3", "tsne", "umap", "dosnes", "featmap"}
 
 
-def scale_small(tmp_path: Path) -> Path:
-    """An overlay of config/scale.yaml with its data sets scaled down: 3,000 cohort_manifold points, 2,000
-    Fashion-MNIST images."""
+def scale_small(tmp_path: Path, n_samples: int, n_per_class: int) -> Path:
+    """An overlay of config/scale.yaml with its data sets scaled down: ``n_samples`` cohort_manifold points and
+    ``n_per_class`` Fashion-MNIST images of each of its 10 classes."""
     path = tmp_path / "scale-small.yaml"
     path.write_text(yaml.safe_dump({"overlay": {"base": str(SCALE)},
-                                    "datasets": {"manifold_1m": {"params": {"n_samples": 3000}},
-                                                 "fashion_mnist_70k": {"params": {"n_per_class": 200}}}}))
+                                    "datasets": {"manifold_1m": {"params": {"n_samples": n_samples}},
+                                                 "fashion_mnist_70k": {"params": {"n_per_class": n_per_class}}}}))
     return path
 
 
@@ -180,7 +180,7 @@ def test_the_scale_config_lists_its_jobs(tmp_path):
 def test_the_scale_config_runs_end_to_end_scaled_down(tmp_path):
     if not (Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").is_file()):
         pytest.skip("Fashion-MNIST is not in /usr/share/datasets (Debian package dataset-fashion-mnist)")
-    run = _snakemake(tmp_path, scale_small(tmp_path))
+    run = _snakemake(tmp_path, scale_small(tmp_path, 600, 30))  # the same DAG on 600 points and 300 images
     assert run.returncode == 0, run.stderr[-3000:]
     table = pd.read_csv(tmp_path / "results/paper/cova/scale.csv")
     assert len(table) == 2 * len(SCALE_METHODS)
