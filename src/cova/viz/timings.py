@@ -8,6 +8,7 @@ Every rule writes a Snakemake ``benchmark:`` file (``results/benchmarks/jobs/{ru
 * a per-experiment table: the jobs an experiment waits for (every run's fetch, dataset, inputs, embed and score job,
   and its own rendering job; a job shared by several experiments counts in each), their wall seconds, and the
   longest chain among them (what no number of cores can shorten);
+* the :data:`SLOWEST_JOBS` slowest jobs one by one (wall and CPU seconds, peak memory);
 * an estimate of the whole run's wall time on N cores: ``max(critical path, core-seconds / N)``, core-seconds being
   Σ max(wall × cores held, CPU) over the jobs: a job holds the cores of the threads its rule declares (at most N,
   as Snakemake scales them down), at least one. The CPU time alone would not do: under the job server a benchmark
@@ -37,6 +38,8 @@ __all__ = ["read_benchmarks", "rule_table", "experiment_table", "wall_time_estim
 
 #: Core counts the estimate is given for.
 ESTIMATE_CORES: tuple[int, ...] = (2, 16)
+#: Jobs listed one by one on the page (the slowest; a full reproduction has thousands).
+SLOWEST_JOBS = 30
 
 
 def _number(value: Any) -> float:
@@ -174,6 +177,7 @@ def render_timings(jobs_dir: str | os.PathLike, plan_path: str | os.PathLike, ou
     est = pd.DataFrame([{"quantity": k, "seconds": round(v, 1), "h:m:s": _hms(v) if k != "jobs" else ""}
                         for k, v in estimate.items()])
     fmt = {"float_format": lambda v: f"{v:.1f}"}
+    slowest = jobs.nlargest(SLOWEST_JOBS, "wall_s")[["job", "rule", "wall_s", "cpu_s", "max_rss_mb"]]
     page = ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Time per rule and per experiment</title>"
             "<style>body{font-family:sans-serif} table{border-collapse:collapse}"
             "td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left}</style></head><body>"
@@ -183,6 +187,7 @@ def render_timings(jobs_dir: str | os.PathLike, plan_path: str | os.PathLike, ou
             "scheduler. Jobs without a benchmark file are listed as missing, not estimated.</p>"
             f"<h2>Whole run</h2>{est.to_html(index=False, border=0)}"
             f"<h2>Per rule</h2>{rules.to_html(index=False, border=0, **fmt)}"
-            f"<h2>Per experiment</h2>{experiments.to_html(index=False, border=0, **fmt)}</body></html>\n")
+            f"<h2>Per experiment</h2>{experiments.to_html(index=False, border=0, **fmt)}"
+            f"<h2>Slowest jobs</h2>{slowest.to_html(index=False, border=0, **fmt)}</body></html>\n")
     write_text_atomic(outputs["html"], page)
     save_figure(_figure(rules, experiments, estimate), outputs["png"])
