@@ -401,11 +401,13 @@ def test_the_estimator_refuses_what_the_config_check_refuses():
 def test_generated_column_counts_are_the_generators():
     from cova.datasets import LOADERS
     from cova.datasets.coembedding import COLUMNS as COEMBED_COLUMNS
+    from cova.config.checks import _dataset_columns
     from cova.datasets.synthetic import COLUMNS
 
     for loader, columns in COLUMNS.items():
         params = {"n_classes": 2, "n_per_class": 2, "n_features": 7} if loader == "places_shaped" else {"n_samples": 8}
-        expected = params[columns] if isinstance(columns, str) else columns
+        expected = _dataset_columns({"loader": loader, "params": params}, "d")[0]  # a given or a default option
+        assert expected == (params.get(columns, expected) if isinstance(columns, str) else columns), loader
         assert LOADERS[loader](**params).X.shape[1] == expected, loader
     assert LOADERS["coembed_points"](kind="ring").X.shape[1] == COEMBED_COLUMNS
 
