@@ -180,7 +180,7 @@ def test_the_scale_config_lists_its_jobs(tmp_path):
 def test_the_scale_config_runs_end_to_end_scaled_down(tmp_path):
     if not (Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").is_file()):
         pytest.skip("Fashion-MNIST is not in /usr/share/datasets (Debian package dataset-fashion-mnist)")
-    run = _snakemake(tmp_path, scale_small(tmp_path, 600, 30))  # the same DAG on 600 points and 300 images
+    run = _snakemake(tmp_path, scale_small(tmp_path, 300, 15))  # the same DAG on 300 points and 150 images
     assert run.returncode == 0, run.stderr[-3000:]
     table = pd.read_csv(tmp_path / "results/paper/cova/scale.csv")
     assert len(table) == 2 * len(SCALE_METHODS)
