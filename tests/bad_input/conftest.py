@@ -1,6 +1,7 @@
-"""A refused config writes nothing: around every test of the config checks (test_config.py) nothing may be written
-in the project (but for the folders a concurrent run writes), in the folder the check runs in, in the temporary folder, or
-beside the test's own config files in ``tmp_path``."""
+"""Nothing leaks: around every test of a bad input, nothing may be written in the project (but for the folders a
+concurrent run writes) or in the temporary folder, and the folder the test runs in may only gain ``results/`` and
+``data/``. A refused config (every test of test_config.py) writes nothing at all: not even there, nor beside the
+test's own config files in ``tmp_path``. test_run.py checks its whole workflow run itself."""
 
 from __future__ import annotations
 
@@ -16,19 +17,25 @@ ROOT = Path(__file__).resolve().parents[2]
 #: test modules whose every test is a config check (validate_config, read_config_file, Plan, check-config)
 CONFIG_CHECK_MODULES = frozenset({"test_config.py"})
 
-#: the project's folders a workflow writes while these tests run (see below)
+#: test modules that check what they write themselves
+OWN_CHECK_MODULES = frozenset({"test_run.py"})
+
+#: the folders a step may write, relative to the folder it runs in; also the project's folders a workflow writes
+#: while these tests run (other pytest-xdist workers, a run started in the checkout)
 RUN_FOLDERS = ("results", "data", ".snakemake")
 
-#: what those tests write themselves into their tmp_path: the config files they check
+#: what the config-check tests write themselves into their tmp_path: the config files they check
 OWN_FILES = ("*.yaml", "*.yml")
 
 
 @pytest.fixture(autouse=True)
-def config_checks_write_nothing(request, tmp_path, tmp_path_factory, monkeypatch):
-    """Run a config-check test in a fresh working folder with a fresh temporary folder (``tempfile`` and
-    ``TMPDIR``), then assert that the project, both folders and ``tmp_path`` (but for the test's own config
-    files) hold nothing new, changed or removed."""
-    if request.node.path.name not in CONFIG_CHECK_MODULES:
+def nothing_leaks(request, tmp_path, tmp_path_factory, monkeypatch):
+    """Run the test in a fresh working folder with a fresh temporary folder (``tempfile`` and ``TMPDIR``), then
+    assert that the project and the temporary folder hold nothing new, changed or removed, and the working folder
+    nothing outside its run folders; for a config check, nothing at all and nothing in ``tmp_path`` but the test's
+    own config files."""
+    module = request.node.path.name
+    if module in OWN_CHECK_MODULES:
         yield
         return
     work, temp = tmp_path_factory.mktemp("cwd"), tmp_path_factory.mktemp("tempdir")
@@ -37,10 +44,12 @@ def config_checks_write_nothing(request, tmp_path, tmp_path_factory, monkeypatch
     monkeypatch.setenv("TMPDIR", str(temp))
     project = snapshot(ROOT)
     yield
-    # The project's own results/, data/ and .snakemake/ are left out: other tests (other pytest-xdist workers) and a
-    # workflow started in the checkout write there meanwhile. A check writes its outputs relative to the folder it
-    # runs in, which is the fresh ``work`` folder checked below.
+    # A step writes its outputs relative to the folder it runs in, which is the fresh ``work`` folder checked below;
+    # the project's own run folders are left to concurrent runs.
     assert_nothing_outside(ROOT, project, inside=RUN_FOLDERS)
-    for folder in (work, temp):
-        assert_nothing_outside(folder, {})
-    assert_nothing_outside(tmp_path, {}, own=OWN_FILES)
+    assert_nothing_outside(temp, {})
+    if module in CONFIG_CHECK_MODULES:
+        assert_nothing_outside(work, {})
+        assert_nothing_outside(tmp_path, {}, own=OWN_FILES)
+    else:
+        assert_nothing_outside(work, {}, inside=RUN_FOLDERS)
