@@ -204,3 +204,19 @@ def test_scores_are_strict_json_and_read_back_as_nan(tmp_path):
     (tmp_path / "cut.json").write_text(text[:20])
     with pytest.raises(FileError, match=r"scores file .*cut.json is not valid JSON"):
         read_scores(tmp_path / "cut.json")
+
+
+@pytest.mark.parametrize("text, label", [
+    ("root:x:0:0:SECRET-ONE:/root:/bin/bash\nuser:x:1000:1000:SECRET-TWO:/home/user:/bin/sh\n", "label"),
+    ("a,b,label\n1,2,x\n3,SECRET-ONE-THAT-IS-LONGER-THAN-A-TYPO,y\n5,6,x\n", "label"),
+    ("-----BEGIN KEY SECRET-ONE-----,b\n1,2\n", "b"),
+])
+def test_a_config_pointed_at_a_file_that_is_no_table_never_prints_its_content(tmp_path, text, label):
+    from cova.datasets import LOADERS
+
+    path = tmp_path / "private.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        LOADERS["generic"](path=str(path), label=label)
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and "SECRET" not in message, message

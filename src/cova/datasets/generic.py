@@ -116,9 +116,23 @@ def _read_text(path: Path, sep: str, header: bool, na_values: Sequence[str] | No
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not a UTF-8 text file ({e}); is the format right?") from None
     if len(df) == 0:
-        raise ValueError(f"{path}: the file has a header row ({df.shape[1]} columns: {list(df.columns)[:10]}) but no "
-                         "data rows" if header else f"{path}: the file has no data rows")
+        raise ValueError(f"{path}: the file has a header row ({_columns(df)}) but no data rows" if header else f"{path}: the file has no data rows")
     return df
+
+
+#: Longest column name or token a message quotes from a data file.
+MAX_QUOTED = 32
+
+
+def _columns(df: Any) -> str:
+    """The columns of ``df`` as a message may show them. A message quotes nothing else of a data file (a config
+    may point at any file, and its log may be shared): the names only when they look like a table's header (at least
+    two columns, none longer than :data:`MAX_QUOTED` characters), else their number and what to check."""
+    names = [str(c) for c in df.columns]
+    if len(names) >= 2 and all(len(c) <= MAX_QUOTED for c in names):
+        return f"{len(names)} columns: {names[:20]}" + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    return (f"{len(names)} column(s), whose header is not shown since it does not look like column names; is this "
+            "a table, and are sep and header right?")
 
 
 def _resolve(df: Any, key: Any, header: bool, what: str, path: Path) -> Any:
@@ -135,7 +149,7 @@ def _resolve(df: Any, key: Any, header: bool, what: str, path: Path) -> Any:
         raise ValueError(f"{path}: the file has no header row (header: false), so give the {what} column by its "
                          f"0-based index (-1 for the last), not by name {key!r}")
     if key not in df.columns:
-        raise ValueError(f"{path}: no {what} column {key!r}; columns: {list(df.columns)}")
+        raise ValueError(f"{path}: no {what} column {key!r}; {_columns(df)}")
     return key
 
 
@@ -160,6 +174,9 @@ def _token_error(path: Path, df: Any, col: Any, header: bool, found: tuple[int, 
     row, token, count = found
     line = row + 1 + int(header)
     more = f" and {count - 1} more such entries" if count > 1 else ""
+    if len(token) > MAX_QUOTED or "columns: [" not in _columns(df):  # not a table's typo: quote nothing
+        return ValueError(f"{path}: feature {_describe(col, header)} is not numeric: data row {row} (file line "
+                          f"{line}) holds text{more}; correct the file or leave the column out of features")
     return ValueError(f"{path}: feature {_describe(col, header)} is not numeric: data row {row} (file line {line}) "
                       f"holds the token {token!r}{more}. If {token!r} marks a missing value, give "
                       f"na_values: [{token!r}] (rows with missing values are then refused, naming them); otherwise "
@@ -189,7 +206,7 @@ def _text_features(df: Any, label_col: Any, features: Any, header: bool, path: P
     listed = [features] if isinstance(features, (str, int)) else list(features)
     absent = [c for c in listed if isinstance(c, str) and header and c not in df.columns]
     if absent:
-        raise ValueError(f"{path}: feature columns {absent} not found; columns: {list(df.columns)}")
+        raise ValueError(f"{path}: feature columns {absent} not found; {_columns(df)}")
     cols = [_resolve(df, c, header, "feature", path) for c in listed]
     for col in cols:
         if not pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col]):
