@@ -259,7 +259,7 @@ def _check_dataset_graph(config: dict[str, Any], run: dict[str, Any], where: str
 COHORT_PARAMETERS: dict[str, tuple[str, ...]] = {
     "sinusoid": ("n_cohorts",), "swiss_roll": ("n_cohorts",), "cylinder1": ("n_sectors",),
     "cylinder2": ("n_sectors", "n_bands"), "s_curve": ("n_t_bins", "n_h_bins"), "sphere": ("n_lon_bins", "n_lat_bins"),
-    "places_shaped": ("n_classes",), "places2": ("n_classes",), "random_matrix": (),
+    "places_shaped": ("n_classes",), "places2": ("n_classes",), "random_matrix": (), "cohort_manifold": ("n_cohorts",),
 }
 
 
@@ -290,7 +290,7 @@ def known_cohort_count(ds: dict[str, Any]) -> tuple[int, str] | None:
 #: data sets. Loaders not listed read their samples from files.
 SAMPLE_PARAMETERS: dict[str, str] = {
     "sinusoid": "n_samples", "swiss_roll": "n_samples", "cylinder1": "n_samples", "cylinder2": "n_samples",
-    "s_curve": "n_samples", "sphere": "n_samples", "random_matrix": "n_samples",
+    "s_curve": "n_samples", "sphere": "n_samples", "random_matrix": "n_samples", "cohort_manifold": "n_samples",
 }
 
 

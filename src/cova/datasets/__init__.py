@@ -18,7 +18,8 @@ from .fetch import verify_manifest
 #: Loader name -> the module of this package that defines the loader function of that name.
 _LOADER_MODULES: dict[str, str] = {
     "sinusoid": "synthetic", "swiss_roll": "synthetic", "cylinder1": "synthetic", "cylinder2": "synthetic",
-    "s_curve": "synthetic", "sphere": "synthetic", "sculpt_faces": "faces", "places_shaped": "synthetic",
+    "s_curve": "synthetic", "sphere": "synthetic", "cohort_manifold": "synthetic", "sculpt_faces": "faces",
+    "places_shaped": "synthetic",
     "random_matrix": "random_matrix", "digits": "digits", "cora": "cora", "mnist": "mnist",
     "fashion_mnist": "mnist", "mnist_fgsm": "adversarial", "coil20": "coil20", "compound": "compound",
     "worldtrade": "worldtrade", "coembed_points": "coembedding", "places2": "places2", "generic": "generic",
@@ -44,7 +45,7 @@ RAW_SOURCES: dict[str, str] = {
 
 #: Loaders whose datasets carry known latent coordinates (:attr:`Dataset.ground_truth`), against which the NeRV
 #: measures can be computed instead of X (NeRV Fig. 8).
-GROUND_TRUTH_LOADERS: tuple[str, ...] = ("sculpt_faces",)
+GROUND_TRUTH_LOADERS: tuple[str, ...] = ("sculpt_faces", "cohort_manifold")
 
 #: Loaders whose datasets carry a relation (graph) matrix between their samples (:attr:`Dataset.relations`), which
 #: an inputs block with ``graph: {source: relations}`` or ``relation: {source: hop_distances}`` reads.

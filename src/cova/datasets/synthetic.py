@@ -1,15 +1,19 @@
 """Synthetic data sets of the COVA paper (Sec. 4.1, Table 3, H.1).
 
 The paper defines none of its generators; these are ours (``docs/papers.md``, COVA, "Synthetic data"). Our
-cylinders give LLE S_n values close to the paper's Table 3. Every generator is seeded and returns a
-:class:`Dataset`.
+cylinders give LLE S_n values close to the paper's Table 3. :func:`cohort_manifold` is the data set of the scale
+configuration (``config/scale.yaml``): cohorts on a known manifold at any size. Every generator is seeded and
+returns a :class:`Dataset`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
 import numpy as np
 
-from ..constraints import NON_NEGATIVE, POSITIVE_INT, SEED, declare, integer, real
+from ..constraints import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, declare, integer, real
 from .base import Dataset
 
 #: ``n_samples``: at least two points (a cohort split and every embedding need two).
@@ -185,3 +189,169 @@ def places_shaped(n_classes: int = 365, n_per_class: int = 100, n_features: int 
         "description": "synthetic stand-in shaped like Places2 CNN features; NOT Places2",
         "n_classes": n_classes, "n_per_class": n_per_class, "n_features": n_features, "density": density,
         "random_state": random_state, "nonzero_fraction": float(np.count_nonzero(X) / max(X.size, 1))})
+
+
+#: Rows per block of :func:`cohort_manifold`: each block draws from its own stream, seeded by ``(seed, block)``.
+COHORT_MANIFOLD_BLOCK = 8192
+#: Latent distance between neighbouring sites of :func:`cohort_manifold`'s layout (a site holds one cohort, or the
+#: two cohorts of a close pair); with radii ≤ 1.5 and gaps ≤ 0.5 a site spans at most 6.5, so distinct sites keep
+#: ≥ 1.5 apart.
+_SITE_SPACING = 8.0
+
+
+def _manifold_rule(options: Mapping[str, Any], context: Mapping[str, Any] | None = None) -> tuple[str, str] | None:
+    """Rule of :func:`cohort_manifold`: the curved embedding needs ``n_features - n_noise_features ≥ 2·intrinsic_dim
+    + 1`` signal features (Whitney: a generic smooth map of a d-manifold into 2d + 1 dimensions is an embedding), and
+    ``2·close_pairs ≤ n_cohorts``."""
+    d = options.get("intrinsic_dim", 2)
+    signal = options.get("n_features", 64) - options.get("n_noise_features", 8)
+    if signal < 2 * d + 1:
+        return "n_noise_features", (f"n_features - n_noise_features = {signal} signal features are too few: the "
+                                    f"{d}-dimensional manifold needs at least 2·intrinsic_dim + 1 = {2 * d + 1}; "
+                                    f"raise n_features or lower n_noise_features")
+    if 2 * options.get("close_pairs", 2) > options.get("n_cohorts", 10):
+        return "close_pairs", (f"{options.get('close_pairs')} pairs need 2·close_pairs ≤ n_cohorts = "
+                               f"{options.get('n_cohorts', 10)} cohorts; lower close_pairs or raise n_cohorts")
+    return None
+
+
+class _Structure(NamedTuple):
+    """The fixed part of :func:`cohort_manifold`: cohort shares, centres and radii in latent space, and the map."""
+
+    weights: np.ndarray  # (c,) cohort probabilities
+    centres: np.ndarray  # (c, d) latent centres
+    radii: np.ndarray  # (c,) latent radii
+    pairs: list[tuple[int, int]]  # the close pairs
+    omega: np.ndarray  # (d, m) frequencies of the map
+    phase: np.ndarray  # (m,) phases of the map
+
+
+def _cohort_manifold_structure(n_features: int, n_cohorts: int, intrinsic_dim: int, n_noise_features: int,
+                               close_pairs: int, length_scale: float, size_ratio: float, seed: int) -> _Structure:
+    rng = np.random.default_rng([seed, 0])
+    c, d, m = n_cohorts, intrinsic_dim, n_features - n_noise_features
+    weights = np.geomspace(1.0, 1.0 / size_ratio, c)[rng.permutation(c)]
+    weights /= weights.sum()
+    radii = rng.uniform(0.5, 1.5, c)
+    gaps = rng.uniform(0.05, 0.5, close_pairs)
+    pairs = [(2 * i, 2 * i + 1) for i in range(close_pairs)]
+    members = [[a, b] for a, b in pairs] + [[j] for j in range(2 * close_pairs, c)]
+    cols = int(np.ceil(np.sqrt(len(members)))) if d >= 2 else len(members)
+    centres = np.zeros((c, d))
+    for s, group in enumerate(members):
+        site = np.zeros(d)
+        site[0] = _SITE_SPACING * (s % cols)
+        if d >= 2:
+            site[1] = _SITE_SPACING * (s // cols)
+        if len(group) == 1:
+            centres[group[0]] = site
+        else:  # the two discs of a pair, touching up to the pair's gap, along the first axis
+            a, b = group
+            gap = gaps[s]
+            centres[a], centres[b] = site, site
+            centres[a, 0] -= radii[a] + gap / 2.0
+            centres[b, 0] += radii[b] + gap / 2.0
+    omega = rng.normal(0.0, 1.0 / length_scale, (d, m))
+    phase = rng.uniform(0.0, 2.0 * np.pi, m)
+    return _Structure(weights, centres, radii, pairs, omega, phase)
+
+
+def _cohort_manifold_block(block: int, s: _Structure, n_features: int, noise: float, seed: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All :data:`COHORT_MANIFOLD_BLOCK` rows of block ``block``: (X, labels, latent coordinates)."""
+    rng = np.random.default_rng([seed, 1, block])
+    rows, (d, m) = COHORT_MANIFOLD_BLOCK, s.omega.shape
+    labels = rng.choice(len(s.weights), size=rows, p=s.weights)
+    direction = rng.standard_normal((rows, d))
+    direction /= np.maximum(np.linalg.norm(direction, axis=1, keepdims=True), np.finfo(float).tiny)
+    radius = s.radii[labels] * rng.random(rows) ** (1.0 / d)  # uniform in the d-ball
+    latent = s.centres[labels] + radius[:, None] * direction
+    X = rng.standard_normal((rows, n_features))
+    X *= noise
+    X[:, :m] += np.cos(latent @ s.omega + s.phase)
+    return X, labels, latent
+
+
+def cohort_manifold_rows(start: int, stop: int, n_features: int = 64, n_cohorts: int = 10, seed: int = 0,
+                         intrinsic_dim: int = 2, n_noise_features: int = 8, close_pairs: int = 2,
+                         noise: float = 0.05, length_scale: float = 2.0, size_ratio: float = 10.0
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``start..stop`` of :func:`cohort_manifold` with the same options: (X, labels, latent coordinates), for
+    callers that stream the data in chunks. Row i depends on the seed, the options and i only, so any chunking gives
+    the same rows; time and memory O((stop − start)·n_features) plus one block."""
+    if not 0 <= start <= stop:
+        raise ValueError(f"rows {start}..{stop}: need 0 ≤ start ≤ stop")
+    s = _cohort_manifold_structure(n_features, n_cohorts, intrinsic_dim, n_noise_features, close_pairs,
+                                   length_scale, size_ratio, seed)
+    return _cohort_manifold_rows(start, stop, s, n_features, noise, seed)
+
+
+def _cohort_manifold_rows(start: int, stop: int, s: _Structure, n_features: int, noise: float, seed: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n, d = stop - start, s.omega.shape[0]
+    X, labels, latent = np.empty((n, n_features)), np.empty(n, dtype=np.int64), np.empty((n, d))
+    B = COHORT_MANIFOLD_BLOCK
+    for block in range(start // B, -(-stop // B)):
+        lo, hi = max(start, block * B), min(stop, (block + 1) * B)
+        Xb, yb, ub = _cohort_manifold_block(block, s, n_features, noise, seed)
+        X[lo - start:hi - start], labels[lo - start:hi - start], latent[lo - start:hi - start] = \
+            Xb[lo - block * B:hi - block * B], yb[lo - block * B:hi - block * B], ub[lo - block * B:hi - block * B]
+    return X, labels, latent
+
+
+@declare({"n_samples": _N_SAMPLES, "n_features": [integer(3, None)], "n_cohorts": [integer(2, None)],
+          "seed": SEED, "intrinsic_dim": POSITIVE_INT, "n_noise_features": NON_NEGATIVE_INT,
+          "close_pairs": NON_NEGATIVE_INT, "noise": NON_NEGATIVE, "length_scale": POSITIVE,
+          "size_ratio": [real(1.0, None, closed="left")]}, rules=[_manifold_rule])
+def cohort_manifold(n_samples: int = 10_000, n_features: int = 64, n_cohorts: int = 10, seed: int = 0,
+                    intrinsic_dim: int = 2, n_noise_features: int = 8, close_pairs: int = 2, noise: float = 0.05,
+                    length_scale: float = 2.0, size_ratio: float = 10.0) -> Dataset:
+    """Cohorts on a known curved manifold, at any size (a stand-in for atlases of 10⁵–10⁶ points; generator [ours]).
+
+    **Structure** (everything below is fixed by ``seed`` and stored in ``meta``: cohort shares, centres, radii, the
+    close pairs, the map's ``Ω`` and ``φ``; ``ground_truth`` holds every point's latent coordinates ``u``):
+
+    - Latent space ``R^d``, ``d = intrinsic_dim``. Cohort ``j`` is a ball ``B(c_j, r_j)``, radius
+      ``r_j ~ U[0.5, 1.5]``; a point's cohort is drawn with probability ``π_j``, the shares ``π`` spaced
+      geometrically from 1 to ``1/size_ratio`` (then normalised, in a seeded order), and its ``u`` uniformly in
+      the ball. Sizes and radii are independent, so the cohorts' densities ``π_j / r_j^d`` differ too (up to
+      ``size_ratio · 3^d``).
+    - Layout: cohorts ``(0, 1), (2, 3), …`` (``close_pairs`` pairs) share a site and touch but for a gap
+      ``~ U[0.05, 0.5]`` along the first axis; every other cohort has a site of its own. Sites lie on a square
+      grid of spacing 8 in the first two latent axes (on a line for ``d = 1``), so the balls of distinct sites are
+      ≥ 1.5 apart.
+    - Map: the first ``m = n_features − n_noise_features`` features are ``cos(u·Ω + φ)``, ``Ω ~ N(0, ℓ⁻²)``
+      (``d × m``, ``ℓ = length_scale``), ``φ ~ U[0, 2π)``: random Fourier features, a smooth curved embedding of
+      the latent space whose squared feature distance is ≈ ``m(1 − exp(−‖u − v‖² / 2ℓ²))``; near points keep
+      their latent geometry (scaled by ≈ ``√(m/2)/ℓ``), far ones saturate at ≈ ``√m``, as distances between
+      unrelated groups do in high-dimensional data. The last ``n_noise_features`` features carry noise only.
+    - Noise: ``N(0, noise²)`` on every feature (isotropic). Rows come in blocks of 8,192, each from its own
+      stream seeded by ``(seed, block)``, so the data are the same however they are chunked
+      (:func:`cohort_manifold_rows`) and the first n rows of a larger set are the set of size n: a scaled-down
+      run sees a prefix of the large one.
+
+    **Why a fair stand-in** for single-cell atlases and image collections: cohorts (cell types, classes) of
+    different sizes (10× by default) and densities, a few touching cohorts (closely related cell states, similar
+    classes) that a map may merge, each cohort a curved low-dimensional patch (continuous variation within a type:
+    cell cycle, pose, lighting), far groups at nearly equal distances, features without signal, and isotropic
+    measurement noise; the truth (labels, ``u``) is known, so a map's neighbourhoods and cohort arrangement can be
+    checked against it at any n. Time and memory are O(n · n_features).
+
+    **What it does not model**: counts and their overdispersion and dropout (single-cell), sparse or non-negative
+    features, batch effects, hierarchies of types, trajectories that connect cohorts, heavy-tailed or
+    feature-dependent noise, duplicates, outliers, or a manifold whose dimension varies between cohorts.
+    """
+    problem = _manifold_rule({"n_features": n_features, "n_cohorts": n_cohorts, "intrinsic_dim": intrinsic_dim,
+                              "n_noise_features": n_noise_features, "close_pairs": close_pairs})
+    if problem is not None:
+        raise ValueError(f"cohort_manifold option {problem[0]}: {problem[1]}")
+    s = _cohort_manifold_structure(n_features, n_cohorts, intrinsic_dim, n_noise_features, close_pairs,
+                                   length_scale, size_ratio, seed)
+    X, labels, latent = _cohort_manifold_rows(0, n_samples, s, n_features, noise, seed)
+    return Dataset(X, labels, [f"cohort {j + 1}" for j in range(n_cohorts)], ground_truth=latent, meta={
+        "source": "synthetic", "generator": "cohort_manifold", "n_samples": n_samples, "n_features": n_features,
+        "n_cohorts": n_cohorts, "seed": seed, "intrinsic_dim": intrinsic_dim, "n_noise_features": n_noise_features,
+        "close_pairs": [list(p) for p in s.pairs], "noise": noise, "length_scale": length_scale,
+        "size_ratio": size_ratio, "cohort_shares": s.weights.tolist(), "cohort_centres": s.centres.tolist(),
+        "cohort_radii": s.radii.tolist(), "map_frequencies": s.omega.tolist(), "map_phases": s.phase.tolist(),
+        "ground_truth_names": [f"u{i + 1}" for i in range(intrinsic_dim)]})
