@@ -303,3 +303,33 @@ def test_gradient_without_value_is_identical(layouts):
         v2, g2 = o_kl_l(Zs["cohorts"], W, method=method, need_value=False)
         assert np.isnan(v2) and np.isfinite(v)
         np.testing.assert_allclose(g2, g, rtol=1e-12, atol=1e-15)
+
+
+def test_scale_benchmark_table_per_iteration_ratios_targets_and_slopes():
+    """benchmarks/scale.py's summary: iterative steps are compared per iteration, ratios of the medians against
+    the issue's targets, featMAP fails its target on memory, and the log–log slope of the median times."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import scale
+    finally:
+        sys.path.pop(0)
+
+    def rec(pair, n, step, seconds, peak=100.0):
+        return {"pair": pair, "n": n, "step": step, "seconds": seconds, "peak_rss_mb": peak, "status": "ok"}
+
+    records = [rec("inputs:tsne_affinity", 1000, "inputs", 8.0), rec("inputs:tsne_affinity", 1000, "tsne_affinity", 10.0),
+               rec("inputs:tsne_affinity", 1000, "inputs", 12.0), rec("inputs:tsne_affinity", 1000, "tsne_affinity", 10.0),
+               rec("e2:tsne", 1000, "e2", 3.0), rec("e2:tsne", 1000, "tsne", 2.0),
+               rec("e2:tsne", 4000, "e2", 12.0), rec("e2:tsne", 4000, "tsne", 16.0),
+               rec("featmap:umap_threads", 1_000_000, "featmap", 10.0, peak=20_000.0),
+               rec("featmap:umap_threads", 1_000_000, "umap_threads", 10.0)]
+    pairs = [("inputs", "tsne_affinity"), ("e2", "tsne"), ("featmap", "umap_threads")]
+    rows = {(r["ours"], r["n"]): r for r in scale.summary_rows(records, pairs, iters=100)}
+    assert rows[("inputs", 1000)]["ratio"] == pytest.approx(1.0) and rows[("inputs", 1000)]["met"] == "yes"
+    assert rows[("e2", 1000)]["unit"] == "s / iteration" and rows[("e2", 1000)]["ours_median"] == pytest.approx(0.03)
+    assert rows[("e2", 1000)]["ratio"] == pytest.approx(1.5) and rows[("e2", 1000)]["met"] == "no"
+    assert rows[("e2", 4000)]["met"] == "yes"
+    assert rows[("featmap", 1_000_000)]["met"] == "no (memory)"
+    (step, lo, hi, slope, ref), = [s for s in scale.slopes(records, ["e2"])]
+    assert (lo, hi) == (1000, 4000) and slope == pytest.approx(1.0)
+    assert ref == pytest.approx(np.log(4000 * np.log(4000) / (1000 * np.log(1000))) / np.log(4))
