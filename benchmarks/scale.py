@@ -33,6 +33,7 @@ and the largest n, next to n log n's. The CSV (``--out``) holds one row per meas
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import statistics
 import sys
@@ -101,6 +102,21 @@ def slopes(records: list[dict], steps: list[str]) -> list[tuple[str, int, int, f
     return out
 
 
+def _parse(row: dict) -> dict:
+    """A CSV row back to a record (numbers as numbers, empty fields as None)."""
+    out: dict = {}
+    for key, value in row.items():
+        if value in ("", None):
+            out[key] = None
+        elif key in ("n", "round", "threads"):
+            out[key] = int(float(value))
+        elif key in ("seconds", "peak_rss_mb"):
+            out[key] = float(value)
+        else:
+            out[key] = value
+    return out
+
+
 def fmt(v, digits: int = 3) -> str:
     return scaling.fmt(v, digits)
 
@@ -121,6 +137,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--step-timeout", type=float, default=7200.0, help="seconds before a measurement is abandoned")
     p.add_argument("--out", default="results/benchmarks/scale.csv")
     p.add_argument("--cache", default="results/benchmarks/cache", help="cached inputs per n (shared with scaling.py)")
+    p.add_argument("--append", action="store_true",
+                   help="keep the measurements of an existing --out CSV whose (pair, n) this run does not measure, "
+                        "and make the table and slopes over all of them (e.g. 1M added to a 200k run)")
     args = p.parse_args(argv)
     pairs = versus.parse_pairs(args.pairs, p)
     caps = {k: int(v) for k, v in (kv.split("=") for kv in args.max_n.split(",") if kv)}
@@ -131,11 +150,20 @@ def main(argv: list[str] | None = None) -> None:
                 f"{args.threads} thread(s); data {args.dataset}")
     out = Path(args.out)
     records: list[dict] = []
-    for n in sorted(int(s) for s in args.sizes.split(",") if s):
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s)
+    e1_sizes = sorted(int(s) for s in args.e1_sizes.split(",") if s)
+    if args.append and out.is_file():
+        with open(out, newline="") as f:
+            old = [_parse(r) for r in csv.DictReader(f)]
+        redo = {(f"{a}:{b}", n) for a, b in pairs for n in sizes} | {("e1_end_to_end:-", n) for n in e1_sizes}
+        records = [r for r in old if (r["pair"], r["n"]) not in redo]
+        pairs += [tuple(pair.split(":")) for pair in dict.fromkeys(r["pair"] for r in records)
+                  if tuple(pair.split(":")) not in pairs and not pair.startswith("e1_end_to_end")]
+    for n in sizes:
         todo = [(a, b) for a, b in pairs if n <= caps.get(a, n)]
         records += versus.run_pairs(todo, n, args.rounds, child, on_error="record")
         versus.write_csv(records, out)
-    for n in sorted(int(s) for s in args.e1_sizes.split(",") if s):
+    for n in e1_sizes:
         res = scaling.run_child("e1_end_to_end", n, child)
         scaling.log(f"n = {n:>7}  e1_end_to_end {res['status']} {res.get('seconds', float('nan')):.1f} s")
         records.append({"pair": "e1_end_to_end:-", "n": n, "round": 1, "step": "e1_end_to_end",

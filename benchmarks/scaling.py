@@ -35,7 +35,7 @@ dosnes       DOSNES on W, exactly ``--iters`` iterations on the sphere; repulsio
              does not depend on whether W was scaled first, so W is used as it is
 umap         umap-learn (project defaults: 15 neighbours, seeded, single-threaded)
 umap_threads umap-learn itself, 15 neighbours, unseeded so that it runs on ``--threads`` threads (``n_jobs``): what a
-             user who wants speed runs
+             user who wants speed runs (its NN-descent search forced, as umap-learn chooses it above 4,096 samples)
 featmap      featMAP (``cova.methods.featmap.FeatMAP``, its defaults, ``n_jobs = --threads``)
 e1_end_to_end
              the inputs (as ``inputs``), COVA-E1 on them and its figure (``cova.viz.scatter.save_scatter_figure``, a
@@ -326,7 +326,9 @@ def _make_work(step: str, inputs, args):
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return umap.UMAP(n_neighbors=15, n_jobs=args.threads).fit(inputs.X)
+                # NN-descent forced: what umap-learn does anyway above 4,096 samples, and so the warm-up on 300
+                # samples compiles it too (umap-learn searches exactly below that size)
+                return umap.UMAP(n_neighbors=15, n_jobs=args.threads, force_approximation_algorithm=True).fit(inputs.X)
 
         return fit_umap, info
     if step == "featmap":
