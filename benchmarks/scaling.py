@@ -373,6 +373,8 @@ def worker_main(args) -> None:
         numba.set_num_threads(max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS)))
     except ImportError:
         pass
+    if args.knn_jobs != 1:  # the weights' kNN search on that many threads (pynndescent; part of its seed)
+        INPUTS_SPEC["weights"]["n_jobs"] = args.knn_jobs
     out = run_step(args.worker, args.n, args)
     print("RESULT " + json.dumps(out, default=str), flush=True)
 
@@ -384,7 +386,8 @@ def worker_main(args) -> None:
 def run_child(step: str, n: int, args) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", step, "--n", str(n), "--dataset", args.dataset,
            "--pca", str(args.pca), "--iters", str(args.iters), "--threads", str(args.threads),
-           "--repulsion", args.repulsion, "--optimizer", args.optimizer, "--seed", str(args.seed), "--cache", args.cache]
+           "--repulsion", args.repulsion, "--optimizer", args.optimizer, "--seed", str(args.seed), "--cache", args.cache,
+           "--knn-jobs", str(getattr(args, "knn_jobs", 1))]
     if not args.warmup:
         cmd.append("--no-warmup")
     env = dict(os.environ)
@@ -492,6 +495,9 @@ def main(argv: list[str] | None = None) -> None:
                         "table, plot and slopes over all rows")
     p.add_argument("--max-n", default="", help="per-step size caps, e.g. 'p1=20000,umap=20000'")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--knn-jobs", type=int, default=1,
+                   help="threads of the weights' kNN search (pynndescent's n_jobs, part of its seed; the cache does "
+                        "not record it: use another --cache)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
                    help="time one-off JIT compilation too (default: an untimed warm-up on 300 samples first)")
     p.add_argument("--cache", default="results/benchmarks/cache", help="cached inputs per n")
