@@ -5,7 +5,10 @@
 
 Data: Fashion-MNIST (70,000 × 784, 10 classes; ``cova.datasets.load("fashion_mnist", raw_dir, split="all")``),
 a seeded per-class subset of n/10 images per class, PCA to 50 dimensions (``--pca``), or with ``--dataset
-synthetic`` ten Gaussian blobs of the same shape (when the IDX files are missing it falls back to it and says so).
+synthetic`` ten Gaussian blobs of the same shape (when the IDX files are missing it falls back to it and says so),
+or with ``--dataset cohort_manifold`` the first n rows of ``cova.datasets.synthetic.cohort_manifold`` (64 features,
+10 cohorts of known structure, generated in blocks: the 1,000,000-point set of ``config/scale.yaml`` and its
+prefixes; use ``--pca 0`` to keep its 64 features as that config does).
 
 Inputs (one build per n, timed as step ``inputs``): W = perplexity-calibrated Gaussian kNN graph (perplexity 30,
 90 neighbours, pynndescent above 5,000 samples), R by Eq. 12 from Eq. 9 (λ_p = 0.01), ring prototypes (ρ = 3).
@@ -31,6 +34,12 @@ dosnes       DOSNES on W, exactly ``--iters`` iterations on the sphere; repulsio
              the Barnes–Hut octree here, the 3-D back end; "auto" is exact up to 5,000 samples). The cost of an iteration
              does not depend on whether W was scaled first, so W is used as it is
 umap         umap-learn (project defaults: 15 neighbours, seeded, single-threaded)
+umap_threads umap-learn itself, 15 neighbours, unseeded so that it runs on ``--threads`` threads (``n_jobs``): what a
+             user who wants speed runs (its NN-descent search forced, as umap-learn chooses it above 4,096 samples)
+featmap      featMAP (``cova.methods.featmap.FeatMAP``, its defaults, ``n_jobs = --threads``)
+e1_end_to_end
+             the inputs (as ``inputs``), COVA-E1 on them and its figure (``cova.viz.scatter.save_scatter_figure``, a
+             PNG beside the cache), in one process: a user's whole E1 run but for generating the data
 s_n, s_s, s_c, s_c_r, tc
              the scores on the E1 embedding (E1 itself not timed): S_n, S_s, S_c, S_c^(r), and
              trustworthiness + continuity at k = 20
@@ -62,9 +71,10 @@ import sys
 import time
 from pathlib import Path
 
-ALL_STEPS = ["inputs", "tsne_affinity", "e1", "e2", "e3", "e4", "p1", "eigen", "tsne", "sinkhorn", "dosnes", "umap", "s_n", "s_s",
-             "s_c", "s_c_r", "tc"]
+ALL_STEPS = ["inputs", "tsne_affinity", "e1", "e2", "e3", "e4", "p1", "eigen", "tsne", "sinkhorn", "dosnes", "umap",
+             "umap_threads", "featmap", "e1_end_to_end", "s_n", "s_s", "s_c", "s_c_r", "tc"]
 DEFAULT_SIZES = [1000, 5000, 10000, 20000, 70000]
+DATASETS = ["fashion_mnist", "synthetic", "cohort_manifold"]
 FMNIST_DIRS = ["data/raw/fashion_mnist", "/usr/share/datasets/fashion-mnist", "../shared/datasets/fashion-mnist"]
 
 
@@ -114,6 +124,12 @@ def load_data(dataset: str, n: int, pca: int, seed: int):
                 break
         else:
             log("Fashion-MNIST files not found in " + ", ".join(FMNIST_DIRS) + "; using synthetic blobs")
+    if dataset == "cohort_manifold":
+        from cova.datasets.synthetic import cohort_manifold
+
+        ds = cohort_manifold(n_samples=n, seed=seed)
+        X, y, names = ds.X, ds.labels, ds.label_names
+        source = f"cohort_manifold ({ds.X.shape[1]} features)"
     if X is None:
         rng = np.random.default_rng(seed)
         centres = rng.normal(0.0, 1.0, (10, 784))
@@ -156,16 +172,22 @@ def run_step(step: str, n: int, args) -> dict:
 
     cache = Path(args.cache)
     info: dict = {}
-    if step == "inputs":
+    if step in ("inputs", "e1_end_to_end"):
         from cova.datasets.base import Dataset
         from cova.inputs import build_inputs
 
         X, y, names, source = load_data(args.dataset, n, args.pca, args.seed)
         ds = Dataset(X, y, names)
-        if args.warmup:
+        if args.warmup:  # on 300 samples, with the kNN back end the timed run uses (pynndescent's JIT included)
             small = np.sort(np.concatenate([np.flatnonzero(y == j)[:30] for j in np.unique(y)]))
-            build_inputs(Dataset(X[small], y[small], names), INPUTS_SPEC, seed=args.seed)
+            from cova.affinity.knn import resolve_knn_method
+
+            method = resolve_knn_method("auto", *X.shape)
+            warm = dict(INPUTS_SPEC, weights=dict(INPUTS_SPEC["weights"], method=method))
+            build_inputs(Dataset(X[small], y[small], names), warm, seed=args.seed)
         work = lambda: build_inputs(ds, INPUTS_SPEC, seed=args.seed)  # noqa: E731
+        if step == "e1_end_to_end":
+            work = _end_to_end(ds, cache / f"{args.dataset}_{n}_e1.png", args.seed)
         info["data"] = source
     else:
         inputs = _load_cached(cache, args.dataset, n)
@@ -206,6 +228,23 @@ def run_step(step: str, n: int, args) -> dict:
         info["evaluations"] = info.pop("counter")[0]
     out.update(info)
     return out
+
+
+def _end_to_end(ds, png: Path, seed: int):
+    """A zero-argument callable: inputs, COVA-E1 (α = 0.5) and its figure (the E1 model is returned)."""
+    from cova.inputs import build_inputs
+    from cova.methods.registry import make_method
+    from cova.viz.scatter import save_scatter_figure
+
+    def run():
+        inputs = build_inputs(ds, INPUTS_SPEC, seed=seed)
+        model = make_method("cova_e1", {"alpha": 0.5}).fit(inputs)
+        png.parent.mkdir(parents=True, exist_ok=True)
+        save_scatter_figure(png, model.embedding_, inputs.labels, inputs.label_names, inputs.prototypes,
+                            title=f"COVA-E1, {len(inputs.labels):,} points")
+        return model
+
+    return run
 
 
 def _make_work(step: str, inputs, args):
@@ -279,6 +318,22 @@ def _make_work(step: str, inputs, args):
     if step == "umap":
         model = make_method("umap", {"random_state": args.seed})
         return (lambda: model.fit(inputs)), info
+    if step == "umap_threads":
+        import umap
+
+        def fit_umap():
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # NN-descent forced: what umap-learn does anyway above 4,096 samples, and so the warm-up on 300
+                # samples compiles it too (umap-learn searches exactly below that size)
+                return umap.UMAP(n_neighbors=15, n_jobs=args.threads, force_approximation_algorithm=True).fit(inputs.X)
+
+        return fit_umap, info
+    if step == "featmap":
+        model = make_method("featmap", {"random_state": args.seed, "n_jobs": args.threads})
+        return (lambda: model.fit(inputs)), info
     # scores on the E1 embedding (computed here, untimed)
     from cova.metrics.cohort import s_c, s_c_r, s_n, s_s
     from cova.metrics.neighborhood import trustworthiness_continuity
@@ -318,6 +373,8 @@ def worker_main(args) -> None:
         numba.set_num_threads(max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS)))
     except ImportError:
         pass
+    if args.knn_jobs != 1:  # the weights' kNN search on that many threads (pynndescent; part of its seed)
+        INPUTS_SPEC["weights"]["n_jobs"] = args.knn_jobs
     out = run_step(args.worker, args.n, args)
     print("RESULT " + json.dumps(out, default=str), flush=True)
 
@@ -329,7 +386,8 @@ def worker_main(args) -> None:
 def run_child(step: str, n: int, args) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", step, "--n", str(n), "--dataset", args.dataset,
            "--pca", str(args.pca), "--iters", str(args.iters), "--threads", str(args.threads),
-           "--repulsion", args.repulsion, "--optimizer", args.optimizer, "--seed", str(args.seed), "--cache", args.cache]
+           "--repulsion", args.repulsion, "--optimizer", args.optimizer, "--seed", str(args.seed), "--cache", args.cache,
+           "--knn-jobs", str(getattr(args, "knn_jobs", 1))]
     if not args.warmup:
         cmd.append("--no-warmup")
     env = dict(os.environ)
@@ -422,7 +480,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--methods", default="all", help=f"comma-separated steps or 'all': {','.join(ALL_STEPS)}")
     p.add_argument("--out", default="results/benchmarks/scaling.csv", help="CSV; the plot goes beside it (.png)")
     p.add_argument("--repeats", type=int, default=1, help="runs per (step, n); the minimum time is reported")
-    p.add_argument("--dataset", default="fashion_mnist", choices=["fashion_mnist", "synthetic"])
+    p.add_argument("--dataset", default="fashion_mnist", choices=DATASETS)
     p.add_argument("--pca", type=int, default=50, help="PCA dimensions before everything (0 = none)")
     p.add_argument("--iters", type=int, default=100, help="iterations of E2-E4 and of openTSNE")
     p.add_argument("--repulsion", default="auto", choices=["auto", "exact", "fft", "bh"],
@@ -437,6 +495,9 @@ def main(argv: list[str] | None = None) -> None:
                         "table, plot and slopes over all rows")
     p.add_argument("--max-n", default="", help="per-step size caps, e.g. 'p1=20000,umap=20000'")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--knn-jobs", type=int, default=1,
+                   help="threads of the weights' kNN search (pynndescent's n_jobs, part of its seed; the cache does "
+                        "not record it: use another --cache)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
                    help="time one-off JIT compilation too (default: an untimed warm-up on 300 samples first)")
     p.add_argument("--cache", default="results/benchmarks/cache", help="cached inputs per n")

@@ -197,6 +197,42 @@ def test_momentum_optimizer_decreases_a_quadratic_with_one_evaluation_per_iterat
     assert res.fun < 1e-3 * res.history[0]
 
 
+def test_momentum_optimizer_clips_each_point_step_to_max_step_norm():
+    """``max_step_norm`` bounds every row's move per iteration (openTSNE's clip); rows whose update is shorter move
+    exactly as without it, and the clipped run still converges on f(x) = ½‖x − c‖²."""
+    from cova.manifolds import momentum_gradient_descent, noncompact_stiefel
+    from cova.manifolds.optimize import clip_rows
+
+    rng = np.random.default_rng(1)
+    c = rng.normal(size=(40, 2))
+    c[:3] *= 50.0  # three far targets: their first steps are long
+
+    def run(max_step_norm):
+        moves = []
+        prev = [x0]
+
+        def track(i, x, f, g):
+            moves.append(np.linalg.norm(x - prev[0], axis=1))
+            prev[0] = x.copy()
+
+        res = momentum_gradient_descent(lambda x: (0.5 * float(np.sum((x - c) ** 2)), x - c), x0,
+                                        retract=noncompact_stiefel.retract, max_iter=200, gtol=0.0, learning_rate=0.5,
+                                        momentum_switch_iter=20, max_step_norm=max_step_norm, callback=track)
+        return res, np.array(moves)
+
+    x0 = rng.normal(size=(40, 2))
+    free, free_moves = run(None)
+    clipped, moves = run(2.0)
+    assert free_moves[:, :3].max() > 10.0  # the case the clip is for
+    assert moves.max() <= 2.0 + 1e-12
+    assert clipped.fun < 1e-3 * clipped.history[0]
+    u = np.array([[3.0, 4.0], [0.3, 0.4]])
+    assert np.allclose(clip_rows(u, 1.0), [[0.6, 0.8], [0.3, 0.4]])
+    assert np.array_equal(clip_rows(u, 10.0), u)
+    with pytest.raises(ValueError, match="max_step_norm"):
+        momentum_gradient_descent(lambda x: (0.0, x), x0, retract=noncompact_stiefel.retract, max_step_norm=0.0)
+
+
 @pytest.mark.parametrize("model", ["e2", "e3"])
 def test_momentum_mode_matches_armijo_scores(digit_inputs, model):
     """1,000 digits, 100 iterations: the momentum optimiser lowers f as far as Armijo (within 0.5 %) and every
@@ -267,3 +303,33 @@ def test_gradient_without_value_is_identical(layouts):
         v2, g2 = o_kl_l(Zs["cohorts"], W, method=method, need_value=False)
         assert np.isnan(v2) and np.isfinite(v)
         np.testing.assert_allclose(g2, g, rtol=1e-12, atol=1e-15)
+
+
+def test_scale_benchmark_table_per_iteration_ratios_targets_and_slopes():
+    """benchmarks/scale.py's summary: iterative steps are compared per iteration, ratios of the medians against
+    the issue's targets, featMAP fails its target on memory, and the log–log slope of the median times."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import scale
+    finally:
+        sys.path.pop(0)
+
+    def rec(pair, n, step, seconds, peak=100.0):
+        return {"pair": pair, "n": n, "step": step, "seconds": seconds, "peak_rss_mb": peak, "status": "ok"}
+
+    records = [rec("inputs:tsne_affinity", 1000, "inputs", 8.0), rec("inputs:tsne_affinity", 1000, "tsne_affinity", 10.0),
+               rec("inputs:tsne_affinity", 1000, "inputs", 12.0), rec("inputs:tsne_affinity", 1000, "tsne_affinity", 10.0),
+               rec("e2:tsne", 1000, "e2", 3.0), rec("e2:tsne", 1000, "tsne", 2.0),
+               rec("e2:tsne", 4000, "e2", 12.0), rec("e2:tsne", 4000, "tsne", 16.0),
+               rec("featmap:umap_threads", 1_000_000, "featmap", 10.0, peak=20_000.0),
+               rec("featmap:umap_threads", 1_000_000, "umap_threads", 10.0)]
+    pairs = [("inputs", "tsne_affinity"), ("e2", "tsne"), ("featmap", "umap_threads")]
+    rows = {(r["ours"], r["n"]): r for r in scale.summary_rows(records, pairs, iters=100)}
+    assert rows[("inputs", 1000)]["ratio"] == pytest.approx(1.0) and rows[("inputs", 1000)]["met"] == "yes"
+    assert rows[("e2", 1000)]["unit"] == "s / iteration" and rows[("e2", 1000)]["ours_median"] == pytest.approx(0.03)
+    assert rows[("e2", 1000)]["ratio"] == pytest.approx(1.5) and rows[("e2", 1000)]["met"] == "no"
+    assert rows[("e2", 4000)]["met"] == "yes"
+    assert rows[("featmap", 1_000_000)]["met"] == "no (memory)"
+    (step, lo, hi, slope, ref), = [s for s in scale.slopes(records, ["e2"])]
+    assert (lo, hi) == (1000, 4000) and slope == pytest.approx(1.0)
+    assert ref == pytest.approx(np.log(4000 * np.log(4000) / (1000 * np.log(1000))) / np.log(4))

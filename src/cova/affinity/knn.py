@@ -39,7 +39,8 @@ import numpy as np
 
 from ..checks import check_matrix
 
-__all__ = ["nearest_neighbors", "query_neighbors", "pair_sq_distances", "check_distance_scale", "METHODS", "METRICS"]
+__all__ = ["nearest_neighbors", "query_neighbors", "resolve_knn_method", "pair_sq_distances", "check_distance_scale",
+           "METHODS", "METRICS"]
 
 METHODS: tuple[str, ...] = ("auto", "exact", "pynndescent")
 METRICS: tuple[str, ...] = ("euclidean", "cosine")
@@ -304,6 +305,16 @@ def query_neighbors(X_ref: np.ndarray, X_new: np.ndarray, n_neighbors: int, *, m
     return ind, dist
 
 
+def resolve_knn_method(method: str, l: int, d: int, exact_max_samples: int = 5000, exact_max_dim: int = 15,
+                       exact_max_work: float = EXACT_MAX_WORK) -> str:
+    """The back end (``"exact"`` or ``"pynndescent"``) that ``method`` stands for on l samples in d dimensions: the
+    rule of :func:`nearest_neighbors`' ``"auto"`` (its parameters)."""
+    if method != "auto":
+        return method
+    exact = l <= exact_max_samples or d <= exact_max_dim or float(l) * l * d <= exact_max_work
+    return "exact" if exact else "pynndescent"
+
+
 def nearest_neighbors(
     X: np.ndarray,
     n_neighbors: int,
@@ -364,11 +375,7 @@ def nearest_neighbors(
 
     Xs = _search_space(X, metric)
 
-    d = X.shape[1]
-    use_exact = method == "exact" or (
-        method == "auto" and (l <= exact_max_samples or d <= exact_max_dim or float(l) * l * d <= exact_max_work)
-    )
-    if use_exact:
+    if resolve_knn_method(method, l, X.shape[1], exact_max_samples, exact_max_dim, exact_max_work) == "exact":
         ind = _exact_neighbors(Xs, k, int(n_jobs))
     else:
         ind = _pynndescent_neighbors(Xs, k, random_state, int(n_jobs))

@@ -181,8 +181,11 @@ def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
 # ----------------------------------------------------------------------------------------------------------------
 # the three W variants
 # ----------------------------------------------------------------------------------------------------------------
-#: The kNN search of every weight graph (:func:`cova.affinity.knn.nearest_neighbors`).
-_SEARCH = {"method": [StrOptions(set(METHODS))]}
+#: The kNN search of every weight graph (:func:`cova.affinity.knn.nearest_neighbors`): its back end and the threads
+#: of pynndescent (``n_jobs``, default 1; part of pynndescent's seed, so a config that sets it gets the same W on
+#: every machine; the exact search ignores it). At 10⁵–10⁶ samples the search is most of the inputs' time, so a job
+#: with two cores can give it both (``config/scale.yaml``; openTSNE's affinity searches on its ``n_jobs``).
+_SEARCH = {"method": [StrOptions(set(METHODS))], "n_jobs": POSITIVE_INT}
 
 
 def _perplexity_below_neighbours(options: Any, context: Any) -> tuple[str, str] | None:

@@ -214,6 +214,19 @@ def update_gains(gains: np.ndarray, grad: np.ndarray, update: np.ndarray, rule: 
     raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {rule!r}")
 
 
+def clip_rows(u: np.ndarray, max_norm: float) -> np.ndarray:
+    """``u`` with every row whose Euclidean norm exceeds ``max_norm`` scaled down to that norm (a 1-D ``u`` is one
+    row per entry); the other rows are left bit-identical."""
+    u2 = u.reshape(u.shape[0], -1)
+    norms = np.sqrt(np.einsum("ij,ij->i", u2, u2))
+    long = norms > max_norm
+    if not np.any(long):
+        return u
+    u2 = u2.copy()
+    u2[long] *= (max_norm / norms[long])[:, None]
+    return u2.reshape(u.shape)
+
+
 def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manifold: Manifold | None = None,
                               retract: Retraction | None = None, project: Projection | None = None,
                               max_iter: int = 1000, gtol: float | None = 1e-6, rank_check_every: int = 10,
@@ -221,7 +234,7 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
                               momentum_switch_iter: int = 250, min_gain: float = 0.01,
                               gains: Literal["reference", "offset", "sign"] = "offset",
                               exaggerated_grad: Callable[[np.ndarray], np.ndarray] | None = None,
-                              exaggeration_iter: int = 0,
+                              exaggeration_iter: int = 0, max_step_norm: float | None = None,
                               callback: Callable[[int, np.ndarray, float, float], Any] | None = None,
                               verbose: bool = False, log_every: int = 100,
                               progress: Progress | None = None) -> OptimizeResult:
@@ -233,7 +246,9 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
         x_{i+1} = R_{x_i}(u),   u ← P_{x_{i+1}}(u) (projection as vector transport),
 
     μ_i = ``momentum[0]`` for the first ``momentum_switch_iter`` iterations and ``momentum[1]`` after, η =
-    ``learning_rate``. For the first ``exaggeration_iter`` iterations the gradient comes from
+    ``learning_rate``. With ``max_step_norm`` every row of u (one point's update) longer than it is scaled down to
+    that length before the retraction (openTSNE's ``max_step_norm``: it keeps a point whose gradient is large, e.g.
+    a hub of the kNN graph, from shooting off, which would also widen the FFT repulsion's grid); ``None``: no clip. For the first ``exaggeration_iter`` iterations the gradient comes from
     ``exaggerated_grad(x)`` instead (t-SNE's early exaggeration, "lying about P"; its values are not reported).
 
     There is no line search, so f may rise between iterations; f is evaluated only where it is reported: at x0,
@@ -257,6 +272,8 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
         raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
     if gains not in GAINS_RULES:
         raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {gains!r}")
+    if max_step_norm is not None and not max_step_norm > 0:
+        raise ValueError(f"max_step_norm must be > 0 or None, got {max_step_norm}")
     has_rank_check = manifold.has_rank_check
     has_need_value = accepts_keyword(fun_and_grad, "need_value")
     n_exaggerated = int(exaggeration_iter) if exaggerated_grad is not None else 0
@@ -302,6 +319,8 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
             mu = momentum[0] if i < momentum_switch_iter else momentum[1]
             gain = update_gains(gain, rg, update, gains, min_gain)
             update = mu * update - learning_rate * gain * rg
+            if max_step_norm is not None:
+                update = clip_rows(update, max_step_norm)
             check = (i + 1) % rank_check_every == 0 or i == max_iter - 1
             x = manifold.retract(x, update, check_rank=check)
             rank_checked = check or not has_rank_check
