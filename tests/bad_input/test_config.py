@@ -438,6 +438,16 @@ def test_lda_refuses_the_same_components_on_arrays():
     assert METHODS["lda"](n_components=2).fit(X, np.arange(40) % 3).embedding_.shape == (40, 2)
 
 
+def test_cova_e1_dense_solver_on_known_large_data_is_refused_before_any_job():
+    cfg = config(x={"method": "cova_e1", "params": {"solver": "dense"}})
+    cfg["datasets"]["sinusoid"]["params"]["n_samples"] = 6000
+    assert refused(cfg).startswith(
+        "config key methods.x.params.solver: 'dense' is not allowed for runs[0]: dataset 'sinusoid' has 6000 samples")
+    assert "refused above l = 5,000; allowed: 'auto', 'direct' or 'cg'" in refused(cfg)
+    cfg["datasets"]["sinusoid"]["params"]["n_samples"] = 5000
+    validate_config(cfg)
+
+
 def relation_config(method: str, params: dict, groups: dict | None = None) -> dict:
     cfg = config(x={"method": method, "params": params})
     cfg["datasets"] = {"dots": {"loader": "coembed_points", "params": {"kind": "dots"}}}  # 6 clusters of 60 points

@@ -66,8 +66,7 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
 def inputs_sizes(inputs: Inputs) -> dict[str, Known]:
     """The sizes a method's rules check its options against (:class:`cova.constraints.Known`): the rows it is fitted
     on and the columns of X (or the nodes of W for inputs without X), the cohorts of the labels, the k of the
-    prototypes Υ, and the m rows and
-    n columns of a relation (``"relation_rows"``, ``"relation_columns"``)."""
+    prototypes Υ, and the m rows and n columns of a relation (``"relation_rows"``, ``"relation_columns"``)."""
     sizes: dict[str, Known] = {}
     if inputs.X is not None and np.ndim(inputs.X) == 2:
         l, d = np.shape(inputs.X)

@@ -4,6 +4,9 @@ solved in closed form. The system and objective are :mod:`cova.objectives.cova`'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import scipy.sparse.linalg as spla
 
@@ -15,6 +18,18 @@ from ..base import Embedder, InterpolatesNewPoints, embedding_prototypes
 
 #: ``CovaE1(solver="auto")`` factorises M (SuperLU) up to this many samples and uses Jacobi-CG above.
 E1_DIRECT_MAX_SAMPLES = 5_000
+#: ``solver="dense"`` (an l×l matrix) is refused above this many samples.
+E1_DENSE_MAX_SAMPLES = 5_000
+
+
+def _dense_fits(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``solver="dense"``: the exact number of samples (context ``"n_samples"``) at most
+    :data:`E1_DENSE_MAX_SAMPLES`."""
+    n = context.get("n_samples")
+    if options.get("solver") != "dense" or n is None or not n.exact or n.value <= E1_DENSE_MAX_SAMPLES:
+        return None
+    return "solver", (f"{n.source}, and solver='dense' builds an l×l matrix ({8 * n.value**2 / 2**20:.0f} MB), "
+                      f"refused above l = {E1_DENSE_MAX_SAMPLES:,}; allowed: 'auto', 'direct' or 'cg'")
 
 
 class CovaE1(InterpolatesNewPoints, Embedder):
@@ -50,6 +65,7 @@ class CovaE1(InterpolatesNewPoints, Embedder):
         "solver": [StrOptions({"auto", "direct", "cg", "dense"})],
         "tol": POSITIVE,
     }
+    _option_rules = (_dense_fits,)
 
     required_inputs = ("W", "R", "prototypes")
 
@@ -82,9 +98,7 @@ class CovaE1(InterpolatesNewPoints, Embedder):
             Z = jacobi_cg(W, e1_diagonal(W, R, self.alpha, zeta), 1.0 - self.alpha, self.alpha * RP, self.tol, X0)
         else:
             M, B = e1_system(W, R, P, self.alpha, zeta)
-            if solver == "dense":
-                if l > 5_000:
-                    raise ValueError(f"solver='dense' builds an l×l matrix; refused for l = {l} > 5,000")
+            if solver == "dense":  # l <= E1_DENSE_MAX_SAMPLES: _option_rules
                 Z = np.linalg.solve(M.toarray(), B)
             else:
                 Z = spla.splu(M, permc_spec="MMD_AT_PLUS_A").solve(B)
