@@ -104,7 +104,7 @@ def test_ground_truth_measures_need_a_loader_with_ground_truth():
     assert check_experiment("f8", block, _runs({}))["measure_space"] == "ground_truth"
     with pytest.raises(OptionError, match=r"^config key paper\.experiments\.f8\.measure_space: 'ground_truth' is not "
                                           r"allowed: dataset 'd1' \(loader 's_curve'\) has no ground-truth "
-                                          r"coordinates; allowed loaders: \['sculpt_faces'\]"):
+                                          r"coordinates; allowed loaders: \['sculpt_faces', 'cohort_manifold'\]"):
         check_experiment("f8", block, {"runs": [*_runs({})["runs"], *_runs({}, {}, loader="s_curve")["runs"][1:]]})
     assert check_experiment("f8", {"renderer": "nerv_panels"}, _runs({}, loader="s_curve"))["measure_space"] == \
         "inputs"
