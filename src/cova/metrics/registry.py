@@ -194,15 +194,20 @@ def query_rows(d: ScoreData) -> np.ndarray | None:
     return None if rows.size == n else rows
 
 
-@register("s_n", needs=("X", "Z", "labels"), keys=("s_n", "s_n_cohort_kbar"))
-def _s_n(d: ScoreData) -> dict[str, float | Estimate]:
+def _exact_or_estimated(d: ScoreData, keys: tuple[str, ...], exact: Callable[[], tuple[float, ...]],
+                        per_row: Callable[[np.ndarray], tuple[np.ndarray, ...]]) -> dict[str, float | Estimate]:
+    """The scores ``keys``: ``exact()`` on every row, or above the threshold each estimated from its per-row values
+    on the query rows (:func:`query_rows`, ``per_row(rows)``)."""
     rows = query_rows(d)
     if rows is None:
-        common, own = s_n_readings(d.X, d.Z, d.labels)
-        return {"s_n": common, "s_n_cohort_kbar": own}
-    n = d.Z.shape[0]
-    common, own = s_n_readings_per_row(d.X, d.Z, d.labels, rows)
-    return {"s_n": estimate(common, n), "s_n_cohort_kbar": estimate(own, n)}
+        return dict(zip(keys, exact()))
+    return {key: estimate(values, d.Z.shape[0]) for key, values in zip(keys, per_row(rows))}
+
+
+@register("s_n", needs=("X", "Z", "labels"), keys=("s_n", "s_n_cohort_kbar"))
+def _s_n(d: ScoreData) -> dict[str, float | Estimate]:
+    return _exact_or_estimated(d, ("s_n", "s_n_cohort_kbar"), lambda: s_n_readings(d.X, d.Z, d.labels),
+                               lambda rows: s_n_readings_per_row(d.X, d.Z, d.labels, rows))
 
 
 @register("s_s", needs=("Z", "labels"), keys=("s_s",))
@@ -239,13 +244,9 @@ def _s_c_r(d: ScoreData) -> dict[str, float]:
 
 @register("trustworthiness_continuity", needs=("X", "Z"), keys=("trustworthiness", "continuity"))
 def _trustworthiness_continuity(d: ScoreData) -> dict[str, float | Estimate]:
-    rows = query_rows(d)
-    if rows is None:
-        t, c = trustworthiness_continuity(d.X, d.Z, d.n_neighbors)
-        return {"trustworthiness": t, "continuity": c}
-    n = d.Z.shape[0]
-    t_i, c_i = trustworthiness_continuity_per_row(d.X, d.Z, d.n_neighbors, rows)
-    return {"trustworthiness": estimate(t_i, n), "continuity": estimate(c_i, n)}
+    return _exact_or_estimated(d, ("trustworthiness", "continuity"),
+                               lambda: trustworthiness_continuity(d.X, d.Z, d.n_neighbors),
+                               lambda rows: trustworthiness_continuity_per_row(d.X, d.Z, d.n_neighbors, rows))
 
 
 @register("s_c_r_orig", needs=("Z", "labels", "original_graph"), keys=("s_c_r_orig",))
