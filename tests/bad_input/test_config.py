@@ -448,6 +448,17 @@ def test_cova_e1_dense_solver_on_known_large_data_is_refused_before_any_job():
     validate_config(cfg)
 
 
+@pytest.mark.parametrize("value", [1, 0.02])  # an int, and 2 % of 60 samples: k̃ = 1 either way
+def test_cova_projection_with_fewer_sample_prototypes_than_k_is_refused_before_any_job(value):
+    cfg = config(x={"method": "cova_p1", "params": {"n_sample_prototypes": value}})
+    message = refused(cfg)
+    assert message.startswith(f"config key methods.x.params.n_sample_prototypes: {value} is not allowed for runs[0]: "
+                              "dataset 'sinusoid' has 60 samples (params.n_samples=60), so k̃ = 1, and the prototypes")
+    assert message.endswith("the projection needs k̃ ≥ k; allowed: k̃ of at least 2")
+    cfg["methods"]["x"]["params"]["n_sample_prototypes"] = 2
+    validate_config(cfg)
+
+
 def relation_config(method: str, params: dict, groups: dict | None = None) -> dict:
     cfg = config(x={"method": method, "params": params})
     cfg["datasets"] = {"dots": {"loader": "coembed_points", "params": {"kind": "dots"}}}  # 6 clusters of 60 points
@@ -466,11 +477,14 @@ def test_relation_size_guard_is_checked_before_any_job(method):
     validate_config(relation_config(method, {"max_samples": 210}))
 
 
-def test_relation_columns_bound_mkpe_components_before_any_job():
-    assert refused(relation_config("mkpe", {"n_components": 151})).startswith(
+@pytest.mark.parametrize("method, why", [
+    ("mkpe", "E_x (m × k) and E_z (n × k) have orthonormal columns"),
+    ("acas", "Z_x and Z_y take k singular vectors of the scaled m×n relation"),
+])
+def test_relation_columns_bound_the_components_before_any_job(method, why):
+    assert refused(relation_config(method, {"n_components": 151})) == (
         "config key methods.x.params.n_components: 151 is not allowed for runs[0]: the relation of inputs block 'rel' "
-        "on dataset 'dots' has n = 150 columns, and E_x (m × k) and E_z (n × k) have orthonormal columns; allowed: at "
-        "most 150")
+        f"on dataset 'dots' has n = 150 columns, and {why}; allowed: at most 150")
 
 
 def test_relation_block_the_builder_refuses_is_refused_before_any_job():

@@ -39,7 +39,7 @@ from ...affinity.distances import squared_distances
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions, integer, real
 from ...inputs import Inputs
 from ...objectives.coembedding import relation_margins, scaled_svd
-from ..base import Embedder, relation_matrix, relation_size_guard
+from ..base import Embedder, components_fit_relation, relation_matrix, relation_size_guard
 
 __all__ = ["ACAS", "GRID_P", "GRID_ALPHA", "GRID_BETA", "acas_scales", "acas_svd", "acas_coordinates",
            "acas_embedding", "quantile_cuts", "quantize", "acas_score", "acas_grid_search"]
@@ -306,7 +306,8 @@ class ACAS(Embedder):
         "random_state": SEED,
     }
 
-    _option_rules = (relation_size_guard("ACAS", "the score compares dense m×n matrices"),)
+    _option_rules = (relation_size_guard("ACAS", "the score compares dense m×n matrices"),
+                     components_fit_relation("Z_x and Z_y take k singular vectors of the scaled m×n relation"))
 
     def __init__(self, n_components: int = 2, p: float | str = 1.0, alpha: float = 0.5, beta: float = 1.0,
                  search: str = "none", bins: int = 10, solver: str = "auto", max_samples: int | None = 5000,

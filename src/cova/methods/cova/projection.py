@@ -6,12 +6,14 @@ The objectives are :mod:`cova.objectives.cova`'s, the eigen solver :mod:`cova.ma
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from ...cohorts.relation import RelationFeatures
+from ...cohorts.relation import RelationFeatures, resolve_n_prototypes
 from ...constraints import (
     NON_NEGATIVE,
     NON_NEGATIVE_INT,
@@ -55,6 +57,25 @@ def _check_X_new(model: Embedder, X: np.ndarray) -> np.ndarray:
 
 #: k̃ of the relation features: a count (capped at l) or a fraction of l in (0, 1].
 N_SAMPLE_PROTOTYPES = [integer(1, None), Interval(RealNotInt, 0.0, 1.0, closed="right")]
+
+
+def _enough_sample_prototypes(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule of ``n_sample_prototypes``: the k̃ relation features span the k-column projection U (Sec. 3.2.1), so
+    k̃ ≥ k, the prototypes' dimension (context ``"prototype_dimension"``); k̃ as
+    :func:`~cova.cohorts.relation.resolve_n_prototypes` gives it for the exact number of samples, else the int asked
+    for (capped at l, so never more)."""
+    k, n, value = context.get("prototype_dimension"), context.get("n_samples"), options.get("n_sample_prototypes")
+    if k is None or value is None or isinstance(value, bool):
+        return None
+    if n is not None and n.exact:
+        k_tilde, how = resolve_n_prototypes(value, n.value), f"{n.source}, so k̃ = {resolve_n_prototypes(value, n.value)}"
+    elif isinstance(value, (int, np.integer)):
+        k_tilde, how = int(value), f"k̃ = {int(value)}"
+    else:
+        return None
+    if k_tilde >= k.value:
+        return None
+    return "n_sample_prototypes", f"{how}, and {k.source}: the projection needs k̃ ≥ k; allowed: k̃ of at least {k.value}"
 
 
 class _CovaProjection(Embedder):
@@ -112,7 +133,8 @@ class _CovaProjection(Embedder):
         "random_state": SEED_OR_NONE,
         "verbose": ["boolean"],
     }
-    _option_rules = (repulsion_fits(frozenset(KL_METHODS), lambda _, context: context.get("prototype_dimension")),)
+    _option_rules = (repulsion_fits(frozenset(KL_METHODS), lambda _, context: context.get("prototype_dimension")),
+                     _enough_sample_prototypes)
 
     required_inputs = ("X", "W", "R", "prototypes")
 
@@ -147,9 +169,7 @@ class _CovaProjection(Embedder):
         prototypes = embedding_prototypes(inputs, type(self).__name__)
         k = prototypes.shape[1]
         rf = RelationFeatures(self.n_sample_prototypes, self.sigma, self.random_state)
-        F = rf.fit_transform(inputs.X)
-        if F.shape[1] < k:
-            raise ValueError(f"need at least k = {k} sample prototypes, got {F.shape[1]}")
+        F = rf.fit_transform(inputs.X)  # k̃ ≥ k: _option_rules
         U0 = self._initial_components(F, W, k)
         l = F.shape[0]
         cohort_rule, local_rule = self._rules
