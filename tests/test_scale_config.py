@@ -16,6 +16,7 @@ import pytest
 import yaml
 from sklearn.neighbors import NearestNeighbors
 
+import requirements
 from cova.config import ConfigError, Plan, read_config_file, resolve_config, validate_config
 from cova.datasets import BUILTIN, GROUND_TRUTH_LOADERS, load
 from cova.datasets.synthetic import COHORT_MANIFOLD_BLOCK, cohort_manifold, cohort_manifold_rows
@@ -179,7 +180,8 @@ def test_the_scale_config_lists_its_jobs(tmp_path):
 @pytest.mark.slow
 def test_the_scale_config_runs_end_to_end_scaled_down(tmp_path):
     if not (Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").is_file()):
-        pytest.skip("Fashion-MNIST is not in /usr/share/datasets (Debian package dataset-fashion-mnist)")
+        requirements.unavailable("the scaled-down scale run", "Fashion-MNIST is not in /usr/share/datasets (Debian "
+                                 "package dataset-fashion-mnist; .ci/run installs it)")
     run = _snakemake(tmp_path, scale_small(tmp_path, 300, 15))  # the same DAG on 300 points and 150 images
     assert run.returncode == 0, run.stderr[-3000:]
     table = pd.read_csv(tmp_path / "results/paper/cova/scale.csv")
