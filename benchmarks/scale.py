@@ -168,7 +168,9 @@ def main(argv: list[str] | None = None) -> None:
         scaling.log(f"n = {n:>7}  e1_end_to_end {res['status']} {res.get('seconds', float('nan')):.1f} s")
         records.append({"pair": "e1_end_to_end:-", "n": n, "round": 1, "step": "e1_end_to_end",
                         "threads": args.threads, "status": res["status"], "seconds": res.get("seconds"),
-                        "peak_rss_mb": res.get("peak_rss_mb")})
+                        "peak_rss_mb": res.get("peak_rss_mb"),
+                        **{k: res[k] for k in scaling.E1_SCORES if k in res}})
+        scaling.log("  its scores: " + ", ".join(f"{k} {res[k]:.4g}" for k in scaling.E1_SCORES if k in res))
         versus.write_csv(records, out)
 
     print(f"# {host}; {args.threads} thread(s) on both sides; {args.rounds} alternating rounds; data {args.dataset}; "

@@ -38,8 +38,9 @@ umap_threads umap-learn itself, 15 neighbours, unseeded so that it runs on ``--t
              user who wants speed runs (its NN-descent search forced, as umap-learn chooses it above 4,096 samples)
 featmap      featMAP (``cova.methods.featmap.FeatMAP``, its defaults, ``n_jobs = --threads``)
 e1_end_to_end
-             the inputs (as ``inputs``), COVA-E1 on them and its figure (``cova.viz.scatter.save_scatter_figure``, a
-             PNG beside the cache), in one process: a user's whole E1 run but for generating the data
+             the inputs (as ``inputs``), COVA-E1 on them, its scores (``cova.metrics.score.score_run``: subsampled
+             above the size threshold) and its figure (``cova.viz.scatter.save_scatter_figure``, a PNG beside the
+             cache), in one process: a user's whole E1 run but for generating the data
 s_n, s_s, s_c, s_c_r, tc
              the scores on the E1 embedding (E1 itself not timed): S_n, S_s, S_c, S_c^(r), and
              trustworthiness + continuity at k = 20
@@ -224,25 +225,36 @@ def run_step(step: str, n: int, args) -> dict:
             for attr in ("n_iter_", "message_"):
                 if hasattr(model, attr):
                     info[attr.rstrip("_")] = getattr(model, attr)
+    if step == "e1_end_to_end":  # the scores of the run (the ones of config/scale.yaml, with their errors)
+        info.update({k: result[k] for k in E1_SCORES if k in result})
     if "counter" in info:
         info["evaluations"] = info.pop("counter")[0]
     out.update(info)
     return out
 
 
+E1_SCORES = ("s_n", "s_n_se", "s_c", "s_s", "trustworthiness", "trustworthiness_se", "continuity", "continuity_se",
+             "n_queries")
+
+
 def _end_to_end(ds, png: Path, seed: int):
-    """A zero-argument callable: inputs, COVA-E1 (α = 0.5) and its figure (the E1 model is returned)."""
+    """A zero-argument callable: inputs, COVA-E1 (α = 0.5), its scores as the score step computes them (above
+    the size threshold on the fixed subsample of query rows) and its figure with the scores; returns the scores."""
+    from cova.embedding import Embedding
     from cova.inputs import build_inputs
     from cova.methods.registry import make_method
+    from cova.metrics.score import score_run
     from cova.viz.scatter import save_scatter_figure
 
     def run():
         inputs = build_inputs(ds, INPUTS_SPEC, seed=seed)
         model = make_method("cova_e1", {"alpha": 0.5}).fit(inputs)
+        embedding = Embedding(Z=model.embedding_, placed_prototypes=model.prototypes_, geometry=model.geometry)
+        scores = score_run(inputs, embedding)
         png.parent.mkdir(parents=True, exist_ok=True)
-        save_scatter_figure(png, model.embedding_, inputs.labels, inputs.label_names, inputs.prototypes,
-                            title=f"COVA-E1, {len(inputs.labels):,} points")
-        return model
+        save_scatter_figure(png, embedding.Z, inputs.labels, inputs.label_names, prototypes=embedding.placed_or_none,
+                            scores=scores, title=f"COVA-E1, {len(inputs.labels):,} points")
+        return scores
 
     return run
 
