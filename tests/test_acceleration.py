@@ -295,6 +295,23 @@ def test_optimizer_option_is_used_and_resolved(toy_inputs, monkeypatch):
         CovaE2(max_iter=2, optimizer="adam").fit(toy_inputs)
 
 
+def test_momentum_iterates_in_the_locality_order_and_returns_the_input_order(toy_inputs, monkeypatch):
+    """The momentum optimiser runs with the rows in W's locality order (not the identity on these inputs) and
+    returns the map in the input's order: the same map, to rounding, as with the identity order."""
+    from cova.methods import CovaE3
+    from cova.methods.cova import manifold as cova_mod
+
+    orders = []
+    real = cova_mod.locality_order
+    monkeypatch.setattr(cova_mod, "locality_order", lambda W: orders.append(real(W)) or orders[-1])
+    params = dict(max_iter=30, optimizer="momentum", init="random", random_state=3)
+    ordered = CovaE3(**params).fit(toy_inputs).embedding_
+    assert not np.array_equal(orders[0], np.arange(toy_inputs.W.shape[0]))
+    monkeypatch.setattr(cova_mod, "locality_order", lambda W: np.arange(W.shape[0]))
+    plain = CovaE3(**params).fit(toy_inputs).embedding_
+    np.testing.assert_allclose(ordered, plain, rtol=1e-9, atol=1e-12)
+
+
 def test_gradient_without_value_is_identical(layouts):
     """``need_value=False`` skips the per-edge logarithms but returns the very same gradient."""
     W, Zs = layouts

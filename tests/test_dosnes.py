@@ -12,7 +12,6 @@ from cova.affinity.weights import symmetrize_normalize
 from cova.inputs import Inputs
 from cova.manifolds import CentredSphere, Sphere, momentum_gradient_descent
 from cova.methods import make_method
-from cova.methods.dosnes import _locality_order, _unpermute
 from cova.objectives.kl import tsne_kl_sparse
 
 
@@ -201,26 +200,6 @@ def test_auto_learning_rate_and_methods() -> None:
 def test_graph_methods_refuse_empty_graphs(name: str) -> None:
     with pytest.raises(ValueError, match="zero total off-diagonal weight"):
         make_method(name, {"max_iter": 2}).fit(Inputs(W=sp.identity(5, format="csr")))
-
-
-def test_locality_order_brings_neighbours_together() -> None:
-    """A ring of 500 nodes with shuffled labels (bandwidth ≈ n): in the order of the fit its neighbours lie within 2
-    rows of each other, the permuted P is P[order][:, order], and :func:`_unpermute` inverts the order. (That the
-    fits return their result in the input's order is checked by the reference-loop tests above, whose order is not
-    the identity.)"""
-    n = 500
-    ring = sp.csr_matrix(np.roll(np.eye(n), 1, axis=1) + np.roll(np.eye(n), -1, axis=1))
-    shuffle = np.random.default_rng(0).permutation(n)
-    P = symmetrize_normalize(ring[shuffle][:, shuffle])
-    before = P.tocoo()
-    assert np.abs(before.row - before.col).max() > n // 2
-    order, Pp = _locality_order(P)
-    assert sorted(order) == list(range(n))
-    after = Pp.tocoo()
-    assert np.abs(after.row - after.col).max() <= 2
-    np.testing.assert_array_equal(Pp.toarray(), P.toarray()[order][:, order])
-    Y = np.random.default_rng(1).standard_normal((n, 3))
-    np.testing.assert_array_equal(_unpermute(Y[order], order), Y)
 
 
 # --------------------------------------------------------------------------------------------------------------

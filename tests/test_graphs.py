@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cova.affinity.graphs import knn_graph, spectral_embedding
+from cova.affinity.graphs import knn_graph, locality_order, permute_graph, spectral_embedding, unpermute_rows
 from cova.checks import check_graph, check_label_vector, check_labels, check_matrix, check_square
 
 
@@ -21,6 +21,28 @@ def test_knn_graph_from_distances_and_similarities():
     np.testing.assert_array_equal(A, expected)
     np.testing.assert_array_equal(knn_graph(-D, 1, kind="similarity"), expected)
     assert not A.diagonal().any() and (A == A.T).all()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_locality_order_brings_neighbours_together(directed: bool) -> None:
+    """A ring of 500 nodes with shuffled labels (bandwidth ≈ n), undirected or with one direction only: in the
+    locality order its neighbours lie within 2 rows of each other, the permuted graph is A[order][:, order] (the
+    directed one stays directed), and :func:`unpermute_rows` inverts the order."""
+    n = 500
+    ring = np.roll(np.eye(n), 1, axis=1) + (0 if directed else np.roll(np.eye(n), -1, axis=1))
+    shuffle = np.random.default_rng(0).permutation(n)
+    A = sp.csr_matrix(ring[shuffle][:, shuffle] * np.random.default_rng(2).uniform(0.5, 1.0, (n, n)))
+    before = A.tocoo()
+    assert np.abs(before.row - before.col).max() > n // 2
+    order = locality_order(A)
+    assert sorted(order) == list(range(n))
+    Ap = permute_graph(A, order)
+    after = Ap.tocoo()
+    assert np.abs(after.row - after.col).max() <= 2
+    assert Ap.has_sorted_indices
+    np.testing.assert_array_equal(Ap.toarray(), A.toarray()[order][:, order])
+    Y = np.random.default_rng(1).standard_normal((n, 3))
+    np.testing.assert_array_equal(unpermute_rows(Y[order], order), Y)
 
 
 def test_knn_graph_ties_go_to_the_lower_index_and_large_kappa_is_complete():

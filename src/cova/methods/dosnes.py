@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from ..affinity.graphs import locality_order, permute_graph, unpermute_rows
 from ..affinity.weights import symmetrize_normalize
 from ..constraints import POSITIVE_INT, SEED, Known, StrOptions, integer, real
 from ..inputs import Inputs
@@ -67,7 +67,7 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
     Sets ``learning_rate_``, ``kl_method_``, ``kl_history_`` (KL at the start, every :data:`LOG_EVERY` iterations
     after the exaggeration phase and at the end) and ``kl_divergence_`` (the final KL) on ``est``; returns the
     final iterate and the optimiser's result (its ``x`` in the input's order). The start is drawn in the input's
-    order; the iterations run with the rows in :func:`_locality_order` (the same iterates up to the order of
+    order; the iterations run with the rows in :func:`cova.affinity.graphs.locality_order` (the same iterates up to the order of
     floating-point sums)."""
     P = symmetrize_normalize(W)
     n = P.shape[0]
@@ -89,8 +89,8 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
         return tsne_kl_sparse(Z, P, method=method, need_value=False, exaggeration=alpha, **options)[1]
 
     Y0 = _initial_embedding(est, P, k)  # projected only after the first step, as in the authors' code
-    order, P = _locality_order(P)
-    Y0 = Y0[order]
+    order = locality_order(P)
+    P, Y0 = permute_graph(P, order), Y0[order]
     res = momentum_gradient_descent(
         fun, Y0, manifold=manifold, max_iter=int(est.max_iter), gtol=None, learning_rate=est.learning_rate_,
         momentum=(float(est.momentum), float(est.final_momentum)),
@@ -100,32 +100,8 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
     est.kl_history_ = np.asarray(res.history, dtype=float)
     est.kl_divergence_ = np.asarray(res.fun, dtype=float)
     est.n_iter_ = res.n_iter
-    res.x = _unpermute(res.x, order)
+    res.x = unpermute_rows(res.x, order)
     return res.x, res
-
-
-def _locality_order(P: sp.csr_matrix) -> tuple[np.ndarray, sp.csr_matrix]:
-    """A reverse Cuthill–McKee order of the symmetric P (scipy) and P with rows and columns in that order.
-
-    The attraction gathers the coordinates of every row's neighbours; in the input's order (rows of a data set are
-    often shuffled) they are scattered over all of Z and, once Z outgrows the cache, nearly every gather is a cache
-    miss. In this order a row's neighbours lie close to it (on cohort_manifold at 200,000 points the median
-    |i − j| over the non-zeros of W falls from 58,554 to 650). The optimisation runs in this order; :func:`_unpermute` restores
-    the input's order of the result."""
-    P = sp.csr_matrix(P)
-    order = reverse_cuthill_mckee(P, symmetric_mode=True).astype(np.int64)
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.shape[0])
-    permuted = sp.csr_matrix((P.data, inverse[P.indices], P.indptr), shape=P.shape)[order]
-    permuted.sort_indices()
-    return order, permuted
-
-
-def _unpermute(Y: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Rows of Y (in :func:`_locality_order`'s order) back in the input's order."""
-    out = np.empty_like(Y)
-    out[order] = Y
-    return out
 
 
 #: Parameters shared by :class:`DOSNES` and :class:`TSNEAffinity`, with their constraints.

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ...affinity.graphs import laplacian_eigenvectors
+from ...affinity.graphs import laplacian_eigenvectors, locality_order, permute_graph, unpermute_rows
 from ...constraints import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions
 from ...inputs import Inputs
 from ...manifolds import (
@@ -88,7 +88,8 @@ class _CovaManifold(InterpolatesNewPoints, Embedder):
         iteration, f non-increasing), ``"momentum"`` (t-SNE's scheme, one gradient evaluation per iteration:
         fixed learning rate, momentum 0.5 for the first ``min(250, max_iter // 4)`` iterations and 0.8 after,
         openTSNE's delta-bar-delta gains; :func:`cova.manifolds.momentum_gradient_descent`; f is computed only every 100
-        iterations and at the end, and may rise between them) or ``"auto"`` (default: ``"armijo"`` up to 5,000
+        iterations and at the end, and may rise between them; the rows are iterated in the locality order of W,
+        :func:`cova.affinity.graphs.locality_order`, and the result returned in the input's order) or ``"auto"`` (default: ``"armijo"`` up to 5,000
         samples, so every result at the paper's sizes is unchanged, ``"momentum"`` above; E4, which has no
         O_KL^(L) term and is cheap, always resolves to ``"armijo"``).
     learning_rate : η of the momentum optimiser; ``"auto"`` (default) = l / 4, i.e. openTSNE's η = l for its
@@ -202,6 +203,10 @@ class _CovaManifold(InterpolatesNewPoints, Embedder):
         entropy = kl_entropy(W) if local_rule == "kl" and alpha != 1.0 else None  # once, not per evaluation
 
         optimizer = self._resolve_optimizer(Z0.shape[0])
+        order = None
+        if optimizer == "momentum":  # the large maps: iterate with the rows in the graph's locality order
+            order = locality_order(W)
+            W, R, Z0 = permute_graph(W, order), R[order], Z0[order]
         manifold = self._feasible_set(W)
         if self.feasible_set != "full_rank":
             Z0 = manifold.retract(Z0, np.zeros_like(Z0))
@@ -224,7 +229,7 @@ class _CovaManifold(InterpolatesNewPoints, Embedder):
         else:
             res = riemannian_gradient_descent(fun, Z0, **common)
         self.optimizer_ = optimizer
-        self.embedding_ = np.ascontiguousarray(res.x)
+        self.embedding_ = np.ascontiguousarray(res.x if order is None else unpermute_rows(res.x, order))
         self.prototypes_ = prototypes
         self.n_iter_ = res.n_iter
         self.objective_history_ = np.asarray(res.history)
