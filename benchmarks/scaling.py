@@ -36,6 +36,8 @@ dosnes       DOSNES on W, exactly ``--iters`` iterations on the sphere; repulsio
 umap         umap-learn (project defaults: 15 neighbours, seeded, single-threaded)
 umap_threads umap-learn itself, 15 neighbours, unseeded so that it runs on ``--threads`` threads (``n_jobs``): what a
              user who wants speed runs (its NN-descent search forced, as umap-learn chooses it above 4,096 samples)
+umap_paper   umap-learn at featMAP's settings (15 neighbours, min_dist 0.1, 500 epochs), seeded, so single-threaded
+             like featMAP's layout: the like-for-like reference of ``benchmarks/featmap_speed.py``
 featmap      featMAP (``cova.methods.featmap.FeatMAP``, its defaults, ``n_jobs = --threads``)
 e1_end_to_end
              the inputs (as ``inputs``), COVA-E1 on them, its scores (``cova.metrics.score.score_run``: subsampled
@@ -73,7 +75,7 @@ import time
 from pathlib import Path
 
 ALL_STEPS = ["inputs", "tsne_affinity", "e1", "e2", "e3", "e4", "p1", "eigen", "tsne", "sinkhorn", "dosnes", "umap",
-             "umap_threads", "featmap", "e1_end_to_end", "s_n", "s_s", "s_c", "s_c_r", "tc"]
+             "umap_threads", "umap_paper", "featmap", "e1_end_to_end", "s_n", "s_s", "s_c", "s_c_r", "tc"]
 DEFAULT_SIZES = [1000, 5000, 10000, 20000, 70000]
 DATASETS = ["fashion_mnist", "synthetic", "cohort_manifold"]
 FMNIST_DIRS = ["data/raw/fashion_mnist", "/usr/share/datasets/fashion-mnist", "../shared/datasets/fashion-mnist"]
@@ -343,6 +345,13 @@ def _make_work(step: str, inputs, args):
                 return umap.UMAP(n_neighbors=15, n_jobs=args.threads, force_approximation_algorithm=True).fit(inputs.X)
 
         return fit_umap, info
+    if step == "umap_paper":
+        from cova.methods.featmap import FeatMAP
+
+        paper = FeatMAP()
+        model = make_method("umap", {"random_state": args.seed, "n_epochs": paper.n_epochs,
+                                     "n_neighbors": paper.n_neighbors, "min_dist": paper.min_dist})
+        return (lambda: model.fit(inputs)), info
     if step == "featmap":
         model = make_method("featmap", {"random_state": args.seed, "n_jobs": args.threads})
         return (lambda: model.fit(inputs)), info
