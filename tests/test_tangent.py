@@ -183,6 +183,17 @@ def test_local_svd_weights_and_routes():
     assert np.allclose(np.einsum("mln,mjn->mlj", Fs, Fs), np.eye(5), atol=1e-10)
 
 
+@pytest.mark.parametrize("n_features", [4, 8])  # k − 1 = 5 ≥ n (full SVD) and < n (singular values + Gram)
+def test_local_svd_singular_values_alone_are_those_of_the_frames(n_features):
+    """``n_frames=0`` returns the same singular values as a call with frames, and no frames, on both routes."""
+    X = np.random.default_rng(4).normal(size=(40, n_features))
+    G = fuzzy_graph(X, 6)
+    S, F = local_svd(X, G.knn_indices, G.P, n_frames=2, block_size=7)
+    S0, F0 = local_svd(X, G.knn_indices, G.P, n_frames=0, block_size=7)
+    np.testing.assert_allclose(S0, S, rtol=1e-12, atol=1e-14)
+    assert F0.shape == (40, 0, n_features) and F.shape == (40, 2, n_features)
+
+
 def test_local_svd_degenerate_and_validation():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 8))
@@ -196,6 +207,8 @@ def test_local_svd_degenerate_and_validation():
     assert np.all(S0[0] == 0.0) and np.allclose(np.linalg.norm(F0[0], axis=1), 1.0)
     with pytest.raises(ValueError, match="n_frames"):
         local_svd(X, G.knn_indices, G.P, n_frames=6)
+    with pytest.raises(ValueError, match="n_frames"):
+        local_svd(X, G.knn_indices, G.P, n_frames=-1)
     bad = G.knn_indices.copy()
     bad[:, 0] = bad[:, 1]
     with pytest.raises(ValueError, match=r"knn_indices\[:, 0\]"):

@@ -154,7 +154,8 @@ def local_svd(
     X : (m, n) data.
     knn_indices : (m, k) neighbour table, column 0 = the point itself (:class:`~cova.affinity.fuzzy.FuzzyGraph`).
     P : (m, m) sparse fuzzy graph (featMAP Eq. 1); only the entries P[i, knn_indices[i, 1:]] are read.
-    n_frames : number of right singular vectors to return, 1 ≤ n_frames ≤ min(k − 1, n).
+    n_frames : number of right singular vectors to return, 0 ≤ n_frames ≤ min(k − 1, n) (0: the singular values
+        alone, e.g. to choose the number of frames before computing them; the frames are then (m, 0, n)).
     block_size : points per block (None: from the memory target above).
     n_jobs : threads working on separate blocks (LAPACK runs without the GIL); the result does not depend on it.
 
@@ -168,8 +169,8 @@ def local_svd(
     knn = _check_knn(knn_indices, m)
     k = knn.shape[1]
     s = min(k - 1, n)
-    if isinstance(n_frames, bool) or not isinstance(n_frames, (int, np.integer)) or not 1 <= n_frames <= s:
-        raise ValueError(f"n_frames must be an integer in [1, min(k - 1, n)] = [1, {s}], got {n_frames!r}")
+    if isinstance(n_frames, bool) or not isinstance(n_frames, (int, np.integer)) or not 0 <= n_frames <= s:
+        raise ValueError(f"n_frames must be an integer in [0, min(k - 1, n)] = [0, {s}], got {n_frames!r}")
     L = int(n_frames)
     Pc = _check_P(P, m)
     B = _check_block(block_size, (k - 1) * n)
@@ -188,13 +189,15 @@ def local_svd(
         stop = min(m, start + B)
         A = X[knn[start:stop, 1:]] - X[start:stop, None, :]
         A *= sqrt_w[start:stop, :, None]
-        if k - 1 >= n:
+        if k - 1 >= n and L > 0:
             _, S, Vh = np.linalg.svd(A, full_matrices=False)
             sv[start:stop] = S
             frames[start:stop] = Vh[:, :L]
             return
         S = np.linalg.svd(A, compute_uv=False)
         sv[start:stop] = S
+        if L == 0:
+            return
         _, U = np.linalg.eigh(A @ np.swapaxes(A, 1, 2))  # ascending eigenvalues
         U_top = U[:, :, ::-1][:, :, :L]  # (b, k−1, L)
         Vh = np.swapaxes(U_top, 1, 2) @ A  # rows σ_l v_lᵀ
