@@ -336,6 +336,12 @@ def test_smooth_frames():
     base = smooth_frames(F, G.knn_indices, None, 3)
     assert np.allclose(principal_angle_cosine(alt, base), 1.0, atol=1e-10)
     assert np.array_equal(smooth_frames(F, G.knn_indices, None, 0), F)
+    for n_iter in (2, 3):  # ``overwrite``: the same result, computed in the input's memory (which it destroys)
+        work = F.copy()
+        got = smooth_frames(work, G.knn_indices, None, n_iter, overwrite=True)
+        np.testing.assert_array_equal(got, smooth_frames(F, G.knn_indices, None, n_iter))
+        assert not np.array_equal(work, F)  # used as a work stack (after an even count it holds the result)
+        assert np.shares_memory(got, work) == (n_iter % 2 == 0)
     with pytest.raises(ValueError, match="weighting"):
         smooth_frames(F, G.knn_indices, G.P, 1, weighting="P")
     with pytest.raises(ValueError, match="P is required"):

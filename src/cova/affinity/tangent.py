@@ -465,6 +465,7 @@ def smooth_frames(
     weighting: str = "uniform",
     n_aligned: int | None = None,
     stop: Callable[[np.ndarray], bool] | None = None,
+    overwrite: bool = False,
 ) -> np.ndarray:
     """Graph smoothing of the local frames (not in the paper; the authors' package, its ``vh_smoothed``).
 
@@ -498,17 +499,21 @@ def smooth_frames(
     frames : (m, L, n) row-orthonormal frames (signs need not be aligned: the rotation absorbs them).
     knn_indices : (m, k), column 0 = the point itself.
     P : (m, m) fuzzy graph; read only for ``weighting="fuzzy"`` (may be None otherwise).
-    n_iter : number of iterations, ≥ 0 (0 returns a copy).
+    n_iter : number of iterations, ≥ 0 (0 returns a copy, or ``frames`` itself with ``overwrite``).
     weighting : ``"uniform"`` or ``"fuzzy"`` (:data:`SMOOTH_WEIGHTINGS`).
     n_aligned : number of leading rows aligned by rotation, 1 ≤ n_aligned ≤ L; None = L.
     stop : called with the frames after every iteration; smoothing ends early when it returns True (a stopping rule
         such as the authors'; ``n_iter`` is then an upper bound).
+    overwrite : use ``frames`` (a C-contiguous float64 array) as the first of the two work stacks instead of a copy
+        (scipy's ``overwrite_a``): its content is destroyed, and one (m, L, n) stack less is held.
 
     Returns
     -------
     (m, L, n) float64 smoothed frames; the first ``n_aligned`` rows of each are orthonormal, the rest unit length.
     """
-    F = _check_frames(frames).copy()
+    F = _check_frames(frames)
+    if not (overwrite and F is frames and F.flags.c_contiguous and F.flags.writeable):
+        F = F.copy()
     m, L, n = F.shape
     knn = _check_knn(knn_indices, m)
     k = knn.shape[1]

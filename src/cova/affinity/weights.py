@@ -225,8 +225,12 @@ def gaussian_perplexity(
     ind, d2 = nearest_neighbors(X, k, metric="euclidean", method=method, random_state=random_state, n_jobs=n_jobs,
                                 squared=True)
     P = conditional_probabilities(d2, perplexity)
+    del d2
     A = _knn_matrix(ind, P, l)
-    W = ((A + A.T) / (2.0 * l)).tocsr()
+    del ind, P
+    W = (A + A.T).tocsr()  # divided in place: one O(l·k) copy fewer at the peak (≈ 2 GB at 10^6 points, k = 90)
+    del A
+    W.data /= 2.0 * l
     return _finalize(W)
 
 

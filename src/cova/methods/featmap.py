@@ -42,9 +42,9 @@ Tangent embedding modes (``tangent_embed``):
 - ``"identity"``: V^e_i = I₂ (an ablation; the authors' current optimiser uses it).
 
 Memory at m = 70,000, n = 784 (Fashion-MNIST), p = 100, k = 15: X itself 0.44 GB (float64) and its reduction
-56 MB; P and the kNN table O(m·k) ≈ 25 MB; the local SVD returns all min(k − 1, p) = 14 frames in float64
-(≈ 0.78 GB, transient), of which the top max(2, median intrinsic dimension) are kept (≈ 56 MB per frame) and
-smoothed (twice that while smoothing); ``tangent_frames_`` and ``smoothed_frames_`` (m, 2, p) float32 ≈ 56 MB
+56 MB; P and the kNN table O(m·k) ≈ 25 MB; the local SVD computes the singular values, then only the top
+max(2, median intrinsic dimension) frames in float64 (≈ 56 MB per frame), which the smoothing uses as one of its two
+work stacks (the top two are copied apart first); ``tangent_frames_`` and ``smoothed_frames_`` (m, 2, p) float32 ≈ 56 MB
 each; ``singular_values_`` (m, 14) ≈ 8 MB; ``feature_importance_`` (m, n) float32 ≈ 0.22 GB;
 ``feature_loadings_`` (m, n, 2) float32 ≈ 0.44 GB (both filled in blocks of :data:`OUTPUT_BLOCK` points, so the
 float64 temporaries stay ≈ 0.1 GB); ``components_`` (p, n) ≈ 0.6 MB; the t-SNE of the flattened frames
@@ -235,13 +235,14 @@ class FeatMAP(Embedder):
         return X
 
     def _smooth(self, frames: np.ndarray, knn: np.ndarray, P: Any, d_var: int) -> tuple[np.ndarray, int]:
-        """Graph-smoothed frames and the number of iterations run (``smooth_iter`` or the package's stop rule)."""
+        """Graph-smoothed frames and the number of iterations run (``smooth_iter`` or the package's stop rule);
+        ``frames`` is used as a work stack (overwritten)."""
         n_aligned = min(2, frames.shape[1])
         if self.smooth_iter is not None:
             n_iter = int(self.smooth_iter)
             if n_iter == 0:
-                return frames.copy(), 0
-            return smooth_frames(frames, knn, P, n_iter, n_aligned=n_aligned), n_iter
+                return frames, 0
+            return smooth_frames(frames, knn, P, n_iter, n_aligned=n_aligned, overwrite=True), n_iter
         state = {"previous": _variation_norms(frames, d_var), "calm": 0, "iterations": 0}
 
         def settled(current: np.ndarray) -> bool:
@@ -252,7 +253,7 @@ class FeatMAP(Embedder):
             state["iterations"] += 1
             return state["calm"] >= SMOOTH_PATIENCE
 
-        out = smooth_frames(frames, knn, P, SMOOTH_MAX_ITER, n_aligned=n_aligned, stop=settled)
+        out = smooth_frames(frames, knn, P, SMOOTH_MAX_ITER, n_aligned=n_aligned, stop=settled, overwrite=True)
         return out, state["iterations"]
 
     def _tangent_embedding(self, aligned: np.ndarray, smoothed: Future | None) -> np.ndarray:
@@ -341,6 +342,9 @@ class FeatMAP(Embedder):
         d_var = int(max(1, min(np.median(self.intrinsic_dim_), sv.shape[1])))
         _, frames = local_svd(Xp, knn, P, n_frames=min(max(2, d_var), sv.shape[1]), n_jobs=int(self.n_jobs))
         frames = align_signs(frames, knn, root=0)
+        # the top two aligned frames apart: the smoothing then works in `frames` itself (one stack of
+        # max(2, d_var) frames less: 4.1 GB at 10^6 points and 64 features, d_var = 8)
+        top = np.ascontiguousarray(frames[:, :2])
         phase("local SVD: median intrinsic dimension %d", int(np.median(self.intrinsic_dim_)))
 
         # Five stages, run on n_jobs threads (the tasks are independent but for the waits noted; every stage is
@@ -364,7 +368,7 @@ class FeatMAP(Embedder):
             return out
 
         def tangent() -> np.ndarray:
-            out = self._tangent_embedding(frames, smoothing if self.tangent_embed == "umap_per_direction" else None)
+            out = self._tangent_embedding(top, smoothing if self.tangent_embed == "umap_per_direction" else None)
             phase("tangent embedding (%s)", self.tangent_embed)
             return out
 
@@ -385,7 +389,6 @@ class FeatMAP(Embedder):
             phase("variation embedding")
             return out
 
-        top = frames[:, :2]
 
         def explain() -> tuple[np.ndarray, np.ndarray]:
             importance = np.empty((m, n), dtype=np.float32)
