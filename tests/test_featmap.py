@@ -285,6 +285,17 @@ def test_deterministic_for_a_seed(reduced_fit):
     assert not np.array_equal(other.embedding_, est.embedding_)
 
 
+def test_a_failing_stage_on_two_threads_ends_the_fit_with_its_error(digits, monkeypatch):
+    """On two threads the tangent embedding runs after the smoothing while the layout waits for it: its error
+    reaches the caller (no hang)."""
+    def broken(self, aligned, smoothed):
+        raise RuntimeError("tangent embedding failed")
+
+    monkeypatch.setattr(FeatMAP, "_tangent_embedding", broken)
+    with pytest.raises(RuntimeError, match="tangent embedding failed"):
+        FeatMAP(n_epochs=20, n_jobs=2).fit(Inputs(X=digits[0][:200]))
+
+
 def test_other_tangent_embeddings(digits):
     X = digits[0][:300]
     ident = FeatMAP(n_epochs=30, tangent_embed="identity").fit(Inputs(X=X))

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from numbers import Integral
 from typing import Any
@@ -123,6 +123,14 @@ def _variation_norms(frames: np.ndarray, d: int) -> np.ndarray:
     """Per-feature norms over the top ``d`` frames: sqrt(Σ_{l<d} v_il²) (m, p)."""
     top = frames[:, :d, :]
     return np.sqrt(np.einsum("ilh,ilh->ih", top, top))
+
+
+def _fulfil(future: Future, work: Callable[[], Any]) -> None:
+    """Run ``work`` and put its result (or its exception) into ``future``."""
+    try:
+        future.set_result(work())
+    except BaseException as err:  # handed to whoever waits for the result
+        future.set_exception(err)
 
 
 def min_dist_within_spread(options: Mapping[str, Any], context: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -345,6 +353,8 @@ class FeatMAP(Embedder):
         # the top two aligned frames apart: the smoothing then works in `frames` itself (one stack of
         # max(2, d_var) frames less: 4.1 GB at 10^6 points and 64 features, d_var = 8)
         top = np.ascontiguousarray(frames[:, :2])
+        handed = [frames]  # the smoothing takes the only reference, so the stack it does not return is freed
+        del frames
         phase("local SVD: median intrinsic dimension %d", int(np.median(self.intrinsic_dim_)))
 
         # Five stages, run on n_jobs threads (the tasks are independent but for the waits noted; every stage is
@@ -352,8 +362,9 @@ class FeatMAP(Embedder):
         # the frame smoothing, the layout (which waits for the tangent embedding only when the correlation term
         # switches on, after its first (1 − q)·n_epochs epochs), the variation embedding (after the smoothing) and the
         # feature importance and loadings (after the tangent embedding).
-        # Submitted in an order in which every task's inputs come from tasks submitted before it or are not
-        # waited for, so one thread runs them one after the other without deadlock.
+        # On one thread they are submitted in an order in which every task's inputs come from tasks submitted before
+        # it or are not waited for, so that thread runs them one after the other without deadlock; on more, the
+        # layout goes first (below).
         r_o, r_o_std = original_radii(sv, 2)
         edges = umap_edges(P, int(self.n_epochs))
         rs = np.random.RandomState(seed)
@@ -363,7 +374,7 @@ class FeatMAP(Embedder):
               int(self.n_jobs))
 
         def smooth() -> np.ndarray:
-            out, self.smooth_iter_ = self._smooth(frames, knn, P, d_var)
+            out, self.smooth_iter_ = self._smooth(handed.pop(), knn, P, d_var)
             phase("frames smoothed (%d iterations)", self.smooth_iter_)
             return out
 
@@ -402,13 +413,22 @@ class FeatMAP(Embedder):
             return importance, loadings
 
         with ThreadPoolExecutor(max_workers=int(self.n_jobs), thread_name_prefix="featmap") as pool:
+            laid_out = None
             if self.tangent_embed == "umap_per_direction":  # it reads the smoothed frames
                 smoothing = pool.submit(smooth)
                 embedded = pool.submit(tangent)
-            else:
+            elif int(self.n_jobs) >= 2:
+                # the layout from the start on one thread; the smoothing, then the tangent embedding on another, so
+                # that the smoothing's two frame stacks and the t-SNE's affinities are not held at once (≈ 4 GB
+                # less at 10^6 points); the layout waits for the embedded frames only after (1 − q)·n_epochs epochs
+                embedded = Future()
+                smoothing = pool.submit(smooth)
+                laid_out = pool.submit(layout)
+                pool.submit(_fulfil, embedded, tangent)
+            else:  # one thread: every task after the ones it waits for
                 embedded = pool.submit(tangent)
                 smoothing = pool.submit(smooth)
-            laid_out = pool.submit(layout)
+            laid_out = laid_out or pool.submit(layout)
             varied = pool.submit(variation)
             explained = pool.submit(explain)
             self.frame_embedding_ = embedded.result()
