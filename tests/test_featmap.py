@@ -8,6 +8,8 @@ trustworthiness; the correlation term against its purpose (local radii preserved
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -20,6 +22,7 @@ from cova.constraints import InvalidParameterError
 from cova.inputs import Inputs
 from cova.methods.featmap import FeatMAP
 from cova.methods.registry import make_method
+from cova.methods.sne.tsne import TSNE
 from cova.objectives import anisotropic as an
 from cova.objectives import umap_sgd
 
@@ -288,12 +291,29 @@ def test_deterministic_for_a_seed(reduced_fit):
 def test_a_failing_stage_on_two_threads_ends_the_fit_with_its_error(digits, monkeypatch):
     """On two threads the tangent embedding runs after the smoothing while the layout waits for it: its error
     reaches the caller (no hang)."""
-    def broken(self, aligned, smoothed):
+    def broken(self, aligned, smoothed, threads):
         raise RuntimeError("tangent embedding failed")
 
     monkeypatch.setattr(FeatMAP, "_tangent_embedding", broken)
     with pytest.raises(RuntimeError, match="tangent embedding failed"):
         FeatMAP(n_epochs=20, n_jobs=2).fit(Inputs(X=digits[0][:200]))
+
+
+def test_the_frames_tsne_takes_the_layouts_thread_while_the_layout_waits(digits, monkeypatch):
+    """On two threads, once the layout waits for the embedded frames, the t-SNE computing them may use two."""
+    real = TSNE.fit_sharing
+    seen = []
+
+    def watching(self, X, threads):
+        deadline = time.monotonic() + 30
+        while threads() < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append(threads())
+        return real(self, X, threads)
+
+    monkeypatch.setattr(TSNE, "fit_sharing", watching)
+    FeatMAP(n_epochs=40, n_jobs=2).fit(Inputs(X=digits[0][:300]))
+    assert seen == [2]
 
 
 def test_other_tangent_embeddings(digits):

@@ -90,6 +90,29 @@ def test_tsne_is_deterministic_and_uses_the_given_graph(sinusoid):
         TSNE(affinity="other").fit(inp)
 
 
+@pytest.mark.parametrize("gradient", ["bh", "fft"])
+def test_tsne_sharing_threads_gives_the_fixed_thread_embedding(sinusoid, caplog, gradient):
+    """A run that moves from one thread to two after the early exaggeration (interrupted between a gradient and
+    its step, then resumed) ends where the run on one thread does, bit for bit; so does a run that never grows.
+    (The KL divergence is a threaded sum: equal to rounding.)"""
+    kw = dict(perplexity=10, max_iter=120, early_exaggeration_iter=30, random_state=0, n_jobs=2,
+              negative_gradient_method=gradient)
+    fixed = TSNE(**{**kw, "n_jobs": 1}).fit(sinusoid.X)
+    calls = []
+
+    def threads() -> int:  # one thread for the first two checks, then two
+        calls.append(1)
+        return 1 if len(calls) <= 2 else 2
+
+    with caplog.at_level("INFO", logger="cova"):
+        grown = TSNE(**kw).fit_sharing(sinusoid.X, threads)
+    assert "now on 2 threads" in caplog.text and len(calls) > 2
+    np.testing.assert_array_equal(grown.embedding_, fixed.embedding_)
+    assert grown.kl_divergence_ == pytest.approx(fixed.kl_divergence_, rel=1e-12)
+    same = TSNE(**kw).fit_sharing(sinusoid.X, lambda: 1)
+    np.testing.assert_array_equal(same.embedding_, fixed.embedding_)
+
+
 def test_pca_equals_scikit_learn(sinusoid):
     inp = build_inputs(sinusoid, SPECS["means"])
     np.testing.assert_allclose(PCA().fit_transform(inp), SkPCA(2, svd_solver="full").fit_transform(sinusoid.X))

@@ -55,6 +55,7 @@ ever formed. Measured on 10,000 MNIST test images: ≈ 1.0 GB peak resident memo
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -167,8 +168,9 @@ class FeatMAP(Embedder):
     random_state : seed of the SVD, the kNN search, the t-SNE / UMAP runs, the initial layout and the SGD.
     n_jobs : threads of the kNN search and the local SVD, and of the five stages after it (tangent embedding, frame
         smoothing, layout, variation embedding, feature importance and loadings), which run side by side on that
-        many threads; each stage itself is single-threaded, so only the kNN search's result can depend on n_jobs
-        (when it uses NN-descent).
+        many threads; each stage is single-threaded but the t-SNE of the frames, which also takes the layout's
+        thread while the layout waits for it (openTSNE's result does not depend on its threads), so only the kNN
+        search's result can depend on n_jobs (when it uses NN-descent).
 
     Fitted attributes
     -----------------
@@ -264,9 +266,10 @@ class FeatMAP(Embedder):
         out = smooth_frames(frames, knn, P, SMOOTH_MAX_ITER, n_aligned=n_aligned, stop=settled, overwrite=True)
         return out, state["iterations"]
 
-    def _tangent_embedding(self, aligned: np.ndarray, smoothed: Future | None) -> np.ndarray:
+    def _tangent_embedding(self, aligned: np.ndarray, smoothed: Future | None,
+                           threads: Callable[[], int]) -> np.ndarray:
         """The embedded frames V^e (m, 2, 2) of ``tangent_embed``; ``smoothed`` (a Future of the smoothed frames)
-        is waited for by ``"umap_per_direction"`` only."""
+        is waited for by ``"umap_per_direction"`` only; ``threads()``: the threads the t-SNE may use now."""
         from sklearn.decomposition import PCA
 
         m = aligned.shape[0]
@@ -279,8 +282,9 @@ class FeatMAP(Embedder):
             if flat.shape[1] > TSNE_PCA:
                 flat = PCA(n_components=min(TSNE_PCA, m), random_state=int(self.random_state)).fit_transform(flat)
             perplexity = min(TSNE_PERPLEXITY, (m - 1) / 3.0)
-            tsne = TSNE(perplexity=perplexity, init="pca", random_state=int(self.random_state), n_jobs=1)
-            out = tsne.fit(Inputs(X=flat)).embedding_
+            tsne = TSNE(perplexity=perplexity, init="pca", random_state=int(self.random_state),
+                        n_jobs=int(self.n_jobs))
+            out = tsne.fit_sharing(flat, threads).embedding_
             return frames_from_directions(out - out.mean(axis=0))
         frames = np.empty((m, 2, 2))
         for l in range(2):
@@ -358,7 +362,8 @@ class FeatMAP(Embedder):
         phase("local SVD: median intrinsic dimension %d", int(np.median(self.intrinsic_dim_)))
 
         # Five stages, run on n_jobs threads (the tasks are independent but for the waits noted; every stage is
-        # single-threaded and seeded, so their results depend neither on n_jobs nor on timing): the tangent embedding,
+        # seeded, and single-threaded or, for the t-SNE, free of any dependence on its threads, so their results
+        # depend neither on n_jobs nor on timing): the tangent embedding,
         # the frame smoothing, the layout (which waits for the tangent embedding only when the correlation term
         # switches on, after its first (1 − q)·n_epochs epochs), the variation embedding (after the smoothing) and the
         # feature importance and loadings (after the tangent embedding).
@@ -378,8 +383,13 @@ class FeatMAP(Embedder):
             phase("frames smoothed (%d iterations)", self.smooth_iter_)
             return out
 
+        # the layout's core, while the layout waits for the embedded frames or once it is done, goes to the
+        # t-SNE of the frames (its own thread and that one: at 10^6 points its 750 iterations outlast the layout)
+        layout_idle = threading.Event()
+
         def tangent() -> np.ndarray:
-            out = self._tangent_embedding(top, smoothing if self.tangent_embed == "umap_per_direction" else None)
+            out = self._tangent_embedding(top, smoothing if self.tangent_embed == "umap_per_direction" else None,
+                                          lambda: 2 if layout_idle.is_set() else 1)
             phase("tangent embedding (%s)", self.tangent_embed)
             return out
 
@@ -391,7 +401,8 @@ class FeatMAP(Embedder):
             out = optimize_layout(Y0, edges, int(self.n_epochs), a, b, rng_state,
                                   learning_rate=float(self.learning_rate),
                                   negative_sample_rate=int(self.negative_sample_rate), anisotropic=term,
-                                  name="featmap")
+                                  name="featmap", idle=layout_idle)
+            layout_idle.set()
             phase("layout done (%d epochs)", self.n_epochs)
             return out
 
@@ -428,7 +439,8 @@ class FeatMAP(Embedder):
             else:  # one thread: every task after the ones it waits for
                 embedded = pool.submit(tangent)
                 smoothing = pool.submit(smooth)
-            laid_out = laid_out or pool.submit(layout)
+            if laid_out is None:
+                laid_out = pool.submit(layout)
             varied = pool.submit(variation)
             explained = pool.submit(explain)
             self.frame_embedding_ = embedded.result()

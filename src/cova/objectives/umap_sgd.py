@@ -34,6 +34,7 @@ arrays and O(m·L) for the frozen statistics; time O(n_epochs · E · (1 + negat
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import Future
 
 import numba
@@ -224,12 +225,14 @@ def _epoch(Y, head, tail, n_vertices, epochs_per_sample, a, b, rng_state_per_sam
 
 def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: float, rng_state: np.ndarray, *,
                     learning_rate: float = 1.0, negative_sample_rate: int = 5, gamma: float = 1.0,
-                    anisotropic: AnisotropicTerm | None = None, name: str = "layout") -> np.ndarray:
+                    anisotropic: AnisotropicTerm | None = None, name: str = "layout",
+                    idle: threading.Event | None = None) -> np.ndarray:
     """Run ``n_epochs`` epochs of UMAP's SGD (featMAP's with ``anisotropic``) from ``Y`` and return the layout
     (float32, (m, dim); ``Y`` is copied, not modified).
 
     ``anisotropic.frames`` may be a :class:`concurrent.futures.Future`: it is waited for only when the term switches
-    on, so the embedded frames can be computed while the first epochs run.
+    on, so the embedded frames can be computed while the first epochs run; ``idle``, if given, is set while this
+    thread waits for them (the stage computing them may then use this thread's core).
     ``rng_state``: the 3 int64 words of the negative-sampling stream (:func:`rng_state_from`). Each vertex gets its
     own stream seeded from it and the bits of its first initial coordinate (umap-learn's rule). The epochs report to
     a :class:`~cova.progress.Progress` named ``name`` (and a line says when the anisotropic term switches on).
@@ -269,7 +272,14 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
         corr_on = anisotropic is not None and anisotropic.active(n, n_epochs)
         if corr_on:
             if not was_on:  # the frames may still be computed elsewhere (a Future): wait for them only now
-                anisotropic = anisotropic.resolved(m, Y.shape[1])
+                waits = idle is not None and isinstance(anisotropic.frames, Future) and not anisotropic.frames.done()
+                if waits:
+                    idle.set()
+                try:
+                    anisotropic = anisotropic.resolved(m, Y.shape[1])
+                finally:
+                    if waits:
+                        idle.clear()
                 frames = anisotropic.frames
             W, R, stats = epoch_statistics(Y, head, tail, anisotropic, a, b)
             corr_weight, corr_std = stats.weight, stats.std

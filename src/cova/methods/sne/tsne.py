@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import openTSNE
 from openTSNE.affinity import PerplexityBasedNN, PrecomputedAffinities
+from openTSNE.tsne import OptimizationInterrupt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
 from ...inputs import Inputs
 from ...progress import Progress
-from ..base import Embedder, perplexity_fits_samples
+from ..base import Embedder, inputs_sizes, perplexity_fits_samples
+
+log = logging.getLogger("cova")
 
 #: openTSNE's parameter name -> the estimator attribute passed as it (shared by :class:`TSNE` and
 #: :class:`cova.methods.sne.supervised.SupervisedTSNE`). Our ``max_iter`` is openTSNE's ``n_iter``: the iterations
@@ -37,17 +41,61 @@ OPENTSNE_CONSTRAINTS: dict[str, list] = {
 }
 
 
-def opentsne_fit(estimator: Embedder, P, init: np.ndarray) -> Embedder:
+def opentsne_fit(estimator: Embedder, P, init: np.ndarray, threads: Callable[[], int] | None = None) -> Embedder:
     """Run openTSNE on the given joint affinities ``P`` (sparse, renormalised to unit sum by openTSNE) from ``init``
     with the estimator's :data:`OPENTSNE_PARAMS`; set ``embedding_`` (float64, C-contiguous) and ``kl_divergence_``
-    on the estimator and return it."""
+    on the estimator and return it.
+
+    ``threads``, for a caller that runs other work beside this run, says how many threads the run may use now (at
+    most the estimator's ``n_jobs``): it starts on that many and, after the early exaggeration, moves to more as soon
+    as ``threads()`` grows (checked at every progress tick). The embedding is the one a fixed thread count gives:
+    openTSNE's gradient does not depend on its threads, and the run is interrupted after a gradient is computed and
+    before it is applied, then resumed from that state (the gradient computed again)."""
     with Progress(f"{type(estimator).__name__} (openTSNE)") as progress:
         tsne = openTSNE.TSNE(**{name: getattr(estimator, attr) for name, attr in OPENTSNE_PARAMS.items()},
                              **progress.opentsne_callback())
-        embedding = tsne.fit(affinities=PrecomputedAffinities(P, normalize=True), initialization=init)
+        affinities = PrecomputedAffinities(P, normalize=True)
+        if threads is None:
+            embedding = tsne.fit(affinities=affinities, initialization=init)
+        else:
+            embedding = _fit_growing(tsne, affinities, init, threads)
     estimator.embedding_ = np.ascontiguousarray(np.asarray(embedding), dtype=np.float64)
     estimator.kl_divergence_ = float(embedding.kl_divergence)
     return estimator
+
+
+def _fit_growing(tsne: openTSNE.TSNE, affinities: PrecomputedAffinities, init: np.ndarray,
+                 threads: Callable[[], int]) -> openTSNE.TSNEEmbedding:
+    """openTSNE's ``TSNE.fit`` (its two phases, as it runs them) with the thread count of :func:`opentsne_fit`'s
+    ``threads``. Only the phase without exaggeration is interrupted: there openTSNE leaves P untouched, where an
+    exaggerated phase would scale P up and down again at every interruption."""
+    most = max(1, int(tsne.n_jobs))
+
+    def available() -> int:
+        return max(1, min(most, int(threads())))
+
+    current = available()
+    embedding = tsne.prepare_initial(affinities=affinities, initialization=init)
+    embedding.optimize(n_iter=tsne.early_exaggeration_iter, exaggeration=tsne.early_exaggeration,
+                       momentum=tsne.initial_momentum, inplace=True, propagate_exception=True, n_jobs=current)
+    remaining = int(tsne.n_iter)
+    applied = [0]
+
+    def grow(iteration: int, error: float, _embedding: Any) -> bool:
+        applied[0] = iteration - 1  # called after the gradient of update `iteration` and before applying it
+        return available() > current
+
+    while remaining > 0:
+        try:
+            embedding.optimize(n_iter=remaining, exaggeration=tsne.exaggeration, momentum=tsne.final_momentum,
+                               inplace=True, propagate_exception=True, n_jobs=current,
+                               callbacks=[*(tsne.callbacks or []), grow])
+            remaining = 0
+        except OptimizationInterrupt:
+            remaining -= applied[0]
+            current = available()
+            log.info("t-SNE: %d iterations left, now on %d threads", remaining, current)
+    return embedding
 
 
 class TSNE(Embedder):
@@ -100,7 +148,16 @@ class TSNE(Embedder):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _fit(self, inputs: Inputs) -> "TSNE":
+    def fit_sharing(self, X: np.ndarray, threads: Callable[[], int]) -> "TSNE":
+        """:meth:`fit` on the rows of ``X`` (an (l, d) float array) for a caller that runs other work beside it:
+        ``threads()`` says how many of the ``n_jobs`` threads the run may use now, and the run takes more as they
+        come free (:func:`opentsne_fit`). The embedding is the one :meth:`fit` gives."""
+        self._validate_params()
+        inputs = Inputs(X=np.asarray(X, dtype=np.float64))
+        self._check_declaration(inputs_sizes(inputs))
+        return self._fit(inputs, threads)._check_columns()
+
+    def _fit(self, inputs: Inputs, threads: Callable[[], int] | None = None) -> "TSNE":
         self._validate_params()
         if self.affinity == "perplexity":
             P = gaussian_perplexity(inputs.X, self.perplexity, random_state=self.random_state)
@@ -111,7 +168,7 @@ class TSNE(Embedder):
         else:
             init = openTSNE.initialization.random(inputs.X.shape[0], random_state=self.random_state)
         self.fit_X_ = np.asarray(inputs.X, dtype=np.float64)
-        return opentsne_fit(self, P, init)
+        return opentsne_fit(self, P, init, threads)
 
     def transform(self, X: Any) -> np.ndarray:
         """New points placed in the fitted embedding by openTSNE's ``transform`` (class docstring). openTSNE
