@@ -65,6 +65,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import logging
 import math
 import os
 import platform
@@ -395,6 +396,7 @@ def _warm_up(step: str, inputs, args) -> None:
 
 
 def worker_main(args) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     try:
         import numba
 
@@ -421,17 +423,22 @@ def run_child(step: str, n: int, args) -> dict:
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         env[var] = str(args.threads)
+    # the child's log (the package's progress and phase lines) goes to a file beside the cache, one per step and n
+    log_path = Path(args.cache).parent / "logs" / f"{step}_{n}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.step_timeout, env=env)
+        with open(log_path, "w") as err:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True, timeout=args.step_timeout,
+                                  env=env)
     except subprocess.TimeoutExpired:
-        return {"status": "timeout"}
+        return {"status": "timeout", "log": str(log_path)}
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             res = json.loads(line[7:])
             res["status"] = "ok"
             return res
-    tail = (proc.stderr or "").strip().splitlines()[-3:]
-    return {"status": "error", "error": " | ".join(tail)}
+    tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
+    return {"status": "error", "error": " | ".join(tail), "log": str(log_path)}
 
 
 def machine() -> str:
