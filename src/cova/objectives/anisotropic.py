@@ -164,7 +164,7 @@ def original_radii(singular_values: np.ndarray, n_directions: int = 2,
     return r, r_std
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # the layout runs it each epoch beside other stages
 def _radius_sums(Y, head, tail, frames, a, b, phi_sum, proj_sum):  # pragma: no cover - jit
     dim = Y.shape[1]
     n_dir = frames.shape[1]
