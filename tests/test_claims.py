@@ -4,7 +4,9 @@ documented, bad claims are refused naming the key, and the committed record name
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,8 @@ from scipy.stats import spearmanr, ttest_rel
 from cova.config import ConfigError, Plan, read_config_file, resolve_overlay, validate_config
 from cova.constraints import OptionError, check_options
 from cova.experiments.claims import TESTS, VERDICTS, Part, check_claims, evaluate, verdict
-from cova.experiments.scorecard import COLUMNS, scorecard, write_record, write_scorecard
+from cova.experiments.run_history import head, run_history
+from cova.experiments.scorecard import COLUMNS, reproduction_record, scorecard, write_record, write_scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -230,12 +233,62 @@ def test_scorecard_rows_causes_and_record(tmp_path):
     assert card["data"].iloc[0] == "paper's: d"
     page = (tmp_path / "s.html").read_text()
     assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page  # config text reaches HTML escaped
-    text = write_record(tmp_path / "s.csv", tmp_path / "r.md", "abc1234", "2026-11-28", "config.yaml")
-    assert "`abc1234`" in text and "| COVA | 4 | 1 | 0 | 2 | 1 |" in text
+    repo, jobs = _repo_with_a_run(tmp_path)
+    text = write_record(tmp_path / "s.csv", tmp_path / "r.md", repo, jobs, "2026-11-28", "config.yaml")
+    assert "| COVA | 4 | 1 | 0 | 2 | 1 |" in text
     changed = card.assign(verdict=["does not hold", *card["verdict"][1:]])
     changed.to_csv(tmp_path / "s.csv", index=False)
-    text = write_record(tmp_path / "s.csv", tmp_path / "r.md", "abc1235", "2026-11-29", "config.yaml")
+    text = write_record(tmp_path / "s.csv", tmp_path / "r.md", repo, jobs, "2026-11-29", "config.yaml")
     assert "- `cova:t:holds`: holds → does not hold" in text
+
+
+def _git(repo, *args, at=1_700_000_000):
+    """git in ``repo`` with the reflog entry it writes dated at unix time ``at``."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": f"@{at} +0000", "GIT_COMMITTER_DATE": f"@{at} +0000"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+def _repo_with_a_run(tmp_path):
+    """A checkout made at its third commit, moved back to the first, where 2 jobs ran, then forward to the third
+    (the second touches src/, the third only the docs), where 3 jobs ran; it has uncommitted changes now."""
+    t = 1_700_000_000
+    repo, jobs = tmp_path / "repo", tmp_path / "repo" / "results" / "benchmarks" / "jobs"
+    (repo / "src").mkdir(parents=True)
+    jobs.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "src" / "a.py").write_text("x = 1\n")
+    _git(repo, "add", "src")
+    _git(repo, "commit", "-q", "-m", "first", at=t)
+    first = _git(repo, "rev-parse", "--short", "HEAD")
+    (repo / "src" / "a.py").write_text("x = 2\n")
+    _git(repo, "commit", "-q", "-am", "step clip changes x", at=t + 100)
+    (repo / "README.md").write_text("docs\n")
+    _git(repo, "add", "README.md")
+    _git(repo, "commit", "-q", "-m", "docs only", at=t + 200)
+    _git(repo, "checkout", "-q", first, at=t + 300)
+    _git(repo, "checkout", "-q", "main", at=t + 400)
+    for name, end in [("early0", t + 301), ("early1", t + 302), ("late0", t + 410), ("late1", t + 411),
+                      ("late2", t + 412)]:
+        (jobs / f"{name}.tsv").write_text("s\n")
+        os.utime(jobs / f"{name}.tsv", (end, end))
+    (repo / "src" / "a.py").write_text("x = 3\n")
+    return repo, jobs
+
+
+def test_the_record_names_every_commit_the_run_ran_at_and_the_changes_between_them(tmp_path):
+    repo, jobs = _repo_with_a_run(tmp_path)
+    commits = _git(repo, "log", "--reverse", "--format=%h").splitlines()
+    history = run_history(repo, jobs)
+    # only the checkouts under which jobs ended; the changes skip the commits that touch nothing the jobs compute
+    assert [(s.commit, s.jobs) for s in history] == [(commits[0], 2), (commits[2], 3)]
+    assert [c.split(" ", 1)[1] for c in history[1].changes] == ["step clip changes x"]  # not the docs-only commit
+    assert head(repo) == f"{commits[2]} with uncommitted changes"
+    card = pd.DataFrame([{**dict.fromkeys(COLUMNS, ""), "paper": "cova", "claim_id": "cova:t:x", "verdict": "holds"}])
+    text = reproduction_record(card, history, head(repo), "2026-11-28", "config.yaml")
+    assert f"commits `{commits[0]}`, `{commits[2]}`" in text and f"at commit `{commits[2]} with uncommitted" in text
+    assert f"| `{commits[2]}` |" in text and "| 3 | 1 |" in text and "step clip changes x" in text
 
 
 def test_a_claim_that_does_not_fit_its_table_is_not_testable_and_the_others_still_get_verdicts(tmp_path):

@@ -292,7 +292,7 @@ def cmd_scorecard(a: argparse.Namespace) -> None:
 def cmd_record(a: argparse.Namespace) -> None:
     from .experiments.scorecard import write_record
 
-    write_record(a.scorecard, a.out, a.commit, a.date, a.config)
+    write_record(a.scorecard, a.out, a.repo, a.jobs, a.date, a.config)
     log.info("wrote %s", a.out)
 
 
@@ -404,8 +404,9 @@ STEPS: dict[str, tuple[str, Any, dict[str, tuple[Any, str]]]] = {
     "record": ("the Markdown record of a scorecard (docs/reproduction.md)", cmd_record, {
         "scorecard": (REQUIRED, "the scorecard .csv"),
         "out": (REQUIRED, "the Markdown file to write"),
-        "commit": (REQUIRED, "the commit the run was made from"),
-        "date": (REQUIRED, "the date of the run (YYYY-MM-DD)"),
+        "repo": (".", "the run's git checkout: its reflog says which commits the run's jobs ran at"),
+        "jobs": (REQUIRED, "the folder of the run's per-job benchmark files (their end times place each job)"),
+        "date": (REQUIRED, "the date of the record (YYYY-MM-DD)"),
         "config": (REQUIRED, "the configuration file of the run")}),
     "fig1": ("COVA Fig. 1 analogue", cmd_fig1, {
         "dataset": (REQUIRED, ""), "inputs": (REQUIRED, ""),

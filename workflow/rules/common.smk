@@ -82,18 +82,6 @@ def write_json(path, obj):
     write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True) + "\n")
 
 
-def git_commit():
-    """The commit the workflow runs from (and whether files differ from it), for the reproduction record."""
-    import subprocess
-
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=workflow.basedir, capture_output=True, text=True).stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return f"{commit} with uncommitted changes" if dirty else commit
-
-
 def export_runs(dataset):
     """The runs of ``dataset`` in the plan as (inputs, method entry, name in the exported files); the name joins the
     entry and the inputs, e.g. ``tsne_points`` for obsm ``X_tsne_points``."""

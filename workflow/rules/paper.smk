@@ -166,8 +166,9 @@ if not workflow.overwrite_configfiles:
             mem_mb=500,
             runtime=5,
         params:
-            commit=lambda wc: git_commit(),
+            jobs="results/benchmarks/jobs",
+            repo=workflow.basedir,
             date=lambda wc: time.strftime("%Y-%m-%d"),
         shell:
-            "python -m cova record --scorecard {input} --out {output} --commit {params.commit:q}"
-            " --date {params.date} --config config.yaml 2> {log}"
+            "python -m cova record --scorecard {input} --out {output} --repo {params.repo:q}"
+            " --jobs {params.jobs} --date {params.date} --config config.yaml 2> {log}"
