@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from sklearn.datasets import load_digits
 from sklearn.manifold import trustworthiness
 from umap.umap_ import find_ab_params
@@ -191,6 +192,81 @@ def test_lambda_zero_fit_is_the_umap_path_and_never_enters_the_term(digits, monk
     lam = FeatMAP(feat_lambda=0.5, **kw).fit(Inputs(X=X))
     assert len(calls) == 12
     assert not np.array_equal(lam.embedding_, est.embedding_)
+
+
+def _laplacian_residual(graph, Y):
+    """Largest residual ‖L v − λ v‖ over the unit columns v of Y, L = I − D^{-1/2} G D^{-1/2} the normalised
+    Laplacian umap-learn's start uses; a constant offset c·1 (a component's placement) is first removed, c such
+    that v ⟂ √d as every non-trivial eigenvector is."""
+    graph = sp.csr_matrix(graph, dtype=np.float64)
+    root = np.sqrt(np.asarray(graph.sum(axis=1)).ravel())
+    L = sp.identity(graph.shape[0]) - sp.diags(1 / root) @ graph @ sp.diags(1 / root)
+    worst = 0.0
+    for v in np.asarray(Y, dtype=np.float64).T:
+        v = v - (v @ root) / root.sum()
+        v = v / np.linalg.norm(v)
+        lam = v @ (L @ v)
+        worst = max(worst, np.linalg.norm(L @ v - lam * v))
+    return worst
+
+
+def test_the_warm_started_lobpcg_start_solves_the_same_eigenproblem_per_component(digits):
+    """On a connected graph the LOBPCG start spans the two smallest non-trivial eigenvectors of a dense
+    eigendecomposition; on a graph of three components each block is an eigenvector pair of its own component
+    (stationary: L v = λ v), the blocks apart."""
+    X = digits[0][:400]
+    graph = umap_sgd.umap_edges(fuzzy_graph(X, 15).P, 200).graph()
+    ours = umap_sgd.tsw_spectral_layout(X, graph, 2, np.random.RandomState(0))
+    G = graph.toarray()
+    root = np.sqrt(G.sum(axis=1))
+    _, vectors = np.linalg.eigh(np.eye(G.shape[0]) - G / root[:, None] / root[None, :])
+    q, _ = np.linalg.qr(ours)
+    assert np.linalg.svd(q.T @ vectors[:, 1:3], compute_uv=False).min() > 0.999  # cosines of the principal angles
+    assert _laplacian_residual(graph, ours) < 1e-3
+
+    blocks = [digits[0][digits[1] == c][:120] for c in (0, 1, 6)]
+    graphs = [umap_sgd.umap_edges(fuzzy_graph(b, 15).P, 200).graph() for b in blocks]
+    assert [connected_components(g)[0] for g in graphs] == [1, 1, 1]
+    Y = umap_sgd.tsw_spectral_layout(np.vstack(blocks), sp.block_diag(graphs), 2, np.random.RandomState(1))
+    parts = np.split(Y, np.cumsum([b.shape[0] for b in blocks])[:-1])
+    for g, part in zip(graphs, parts):
+        assert _laplacian_residual(g, part) < 1e-3
+    boxes = [(p.min(0), p.max(0)) for p in parts]
+    for i in range(3):
+        for j in range(i + 1, 3):
+            assert np.any(boxes[i][1] < boxes[j][0]) or np.any(boxes[j][1] < boxes[i][0])
+    # the layout refuses a kind it does not know, naming the allowed ones
+    with pytest.raises(ValueError, match="'spectral', 'tswspectral' or 'random'"):
+        umap_sgd.initial_layout(X, umap_sgd.umap_edges(fuzzy_graph(X, 15).P, 200), "eigsh", np.random.RandomState(0))
+
+
+def test_large_fits_start_from_the_warm_started_lobpcg(digits, monkeypatch, caplog):
+    import logging
+
+    from cova.methods import featmap
+
+    assert featmap.spectral_start(featmap.EIGSH_MAX_POINTS) == "spectral"
+    assert featmap.spectral_start(featmap.EIGSH_MAX_POINTS + 1) == "tswspectral"
+    kinds = []
+    real = umap_sgd.initial_layout
+
+    def spy(X, edges, init, rs, *args):
+        kinds.append(init)
+        return real(X, edges, init, rs, *args)
+
+    monkeypatch.setattr(featmap, "initial_layout", spy)
+    monkeypatch.setattr(featmap, "EIGSH_MAX_POINTS", 250)
+    kw = dict(n_epochs=30, tangent_embed="identity", smooth_iter=1, random_state=2)
+    with caplog.at_level(logging.INFO, logger="cova"):
+        FeatMAP(**kw).fit(Inputs(X=digits[0][:300]))
+    assert sorted(kinds) == ["tswspectral", "tswspectral"]  # the layout and the variation embedding
+    assert "initial layout (tswspectral)" in caplog.text
+    kinds.clear()
+    FeatMAP(**kw).fit(Inputs(X=digits[0][:200]))
+    assert kinds == ["spectral", "spectral"]
+    kinds.clear()
+    FeatMAP(init="random", **kw).fit(Inputs(X=digits[0][:300]))
+    assert sorted(kinds) == ["random", "tswspectral"]
 
 
 def test_digits_trustworthiness_against_umap(digits):

@@ -105,6 +105,16 @@ TSNE_PCA = 50
 #: Epochs of the variation embedding: umap-learn's defaults (up to 10,000 points, and above), as the authors ran it.
 VARIATION_EPOCHS_SMALL = 500
 VARIATION_EPOCHS_LARGE = 200
+#: Above this many points a spectral start (the layout's and the variation embedding's) solves its eigenproblem by
+#: LOBPCG warmed by a truncated SVD, per connected component (``umap_sgd.tsw_spectral_layout``), instead of
+#: umap-learn's ARPACK: ARPACK's √m Lanczos vectors take m^1.5 memory and it stalled on the variation graph at 10⁶.
+EIGSH_MAX_POINTS = 100_000
+
+
+def spectral_start(m: int) -> str:
+    """The spectral start of a layout of ``m`` points: ``"spectral"`` (umap-learn's) up to
+    :data:`EIGSH_MAX_POINTS`, ``"tswspectral"`` above."""
+    return "spectral" if m <= EIGSH_MAX_POINTS else "tswspectral"
 
 
 def frames_from_directions(u: np.ndarray) -> np.ndarray:
@@ -163,7 +173,8 @@ class FeatMAP(Embedder):
     smooth_iter : graph-smoothing iterations of the frames for ``smoothed_frames_`` and the variation embedding;
         ``None`` (default) stops as the authors' package does: when the per-feature local norms change by at most
         1% (relative Frobenius norm) in 2 consecutive iterations (at most 100 iterations); 0 = no smoothing.
-    init : ``"spectral"`` (umap-learn's spectral layout, scaled to max|·| = 10 plus N(0, 10⁻⁴) noise) or
+    init : ``"spectral"`` (umap-learn's spectral layout, scaled to max|·| = 10 plus N(0, 10⁻⁴) noise; above
+        :data:`EIGSH_MAX_POINTS` points its eigenvectors come from LOBPCG warmed by a truncated SVD) or
         ``"random"``; either is rescaled to [0, 10] per coordinate.
     random_state : seed of the SVD, the kNN search, the t-SNE / UMAP runs, the initial layout and the SGD.
     n_jobs : threads of the kNN search and the local SVD, and of the five stages after it (tangent embedding, frame
@@ -306,7 +317,7 @@ class FeatMAP(Embedder):
                             random_state=int(self.random_state), n_jobs=1)
         edges = umap_edges(graph.P, n_epochs)
         rs = np.random.RandomState(int(self.random_state))
-        Y0 = initial_layout(Z, edges, "spectral", rs)
+        Y0 = initial_layout(Z, edges, spectral_start(Z.shape[0]), rs)
         Y = optimize_layout(Y0, edges, n_epochs, a, b, rng_state_from(rs), name=name)
         return np.ascontiguousarray(Y, dtype=np.float64)
 
@@ -373,9 +384,10 @@ class FeatMAP(Embedder):
         r_o, r_o_std = original_radii(sv, 2)
         edges = umap_edges(P, int(self.n_epochs))
         rs = np.random.RandomState(seed)
-        Y0 = initial_layout(Xp, edges, self.init, rs)
+        start = spectral_start(Xp.shape[0]) if self.init == "spectral" else self.init
+        Y0 = initial_layout(Xp, edges, start, rs)
         rng_state = rng_state_from(rs)
-        phase("initial layout (%s), %d scheduled edges; %d thread(s) for the stages", self.init, edges.n_edges,
+        phase("initial layout (%s), %d scheduled edges; %d thread(s) for the stages", start, edges.n_edges,
               int(self.n_jobs))
 
         def smooth() -> np.ndarray:

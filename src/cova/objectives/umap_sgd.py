@@ -45,7 +45,7 @@ from ..jit import cache_library_kernels
 from ..progress import Progress
 from .anisotropic import AnisotropicTerm, edge_gradient, epoch_statistics
 
-__all__ = ["EdgeList", "umap_edges", "initial_layout", "rng_state_from", "optimize_layout"]
+__all__ = ["EdgeList", "umap_edges", "tsw_spectral_layout", "initial_layout", "rng_state_from", "optimize_layout"]
 
 log = logging.getLogger("cova")
 
@@ -102,27 +102,68 @@ def umap_edges(P: sp.spmatrix, n_epochs: int) -> EdgeList:
                     n_vertices=m)
 
 
+def tsw_spectral_layout(X: np.ndarray, graph: sp.spmatrix, n_components: int,
+                        random_state: np.random.RandomState) -> np.ndarray:
+    """umap-learn's truncated-SVD-warmed LOBPCG start (``umap.spectral.tswspectral_layout``) on every connected
+    component of ``graph``, the components placed as umap-learn places them (``multi_component_layout``).
+
+    Written out because umap-learn's own multi-component path passes neither the solver nor the warm start on: a
+    disconnected graph always gets ARPACK (``eigsh``) per component, whatever ``tswspectral`` asks for. ARPACK keeps
+    √m Lanczos vectors (m^1.5 memory: 8 GB at 10⁶ vertices) and can stall on a small eigengap (umap-learn issue
+    #76; its remedy, PR #924, is this warm-started LOBPCG), while LOBPCG holds a block of n_components + 1 vectors.
+    """
+    from scipy.sparse.csgraph import connected_components
+    from sklearn.metrics import pairwise_distances
+    from umap.spectral import component_layout, tswspectral_layout
+
+    graph = sp.csr_matrix(graph)
+    n_parts, labels = connected_components(graph)
+    if n_parts == 1:
+        return np.asarray(tswspectral_layout(X, graph, n_components, random_state, method="lobpcg"))
+    if n_parts > 2 * n_components:
+        meta = component_layout(X, n_parts, labels, n_components, random_state, metric="euclidean")
+    else:
+        k = int(np.ceil(n_parts / 2.0))
+        base = np.hstack([np.eye(k), np.zeros((k, n_components - k))])
+        meta = np.vstack([base, -base])[:n_parts]
+    result = np.empty((graph.shape[0], n_components), dtype=np.float32)
+    for label in range(n_parts):
+        rows = np.flatnonzero(labels == label)
+        distances = pairwise_distances([meta[label]], meta)
+        half_gap = distances[distances > 0.0].min() / 2.0
+        if rows.size < 2 * n_components or rows.size <= n_components + 1:
+            part = random_state.uniform(low=-half_gap, high=half_gap, size=(rows.size, n_components))
+        else:
+            part = np.asarray(tswspectral_layout(None, graph[rows][:, rows], n_components, random_state,
+                                                 method="lobpcg"))
+            part = part * (half_gap / np.max(np.abs(part)))
+        result[rows] = part + meta[label]
+    return result
+
+
 def initial_layout(X: np.ndarray, edges: EdgeList, init: str, random_state: np.random.RandomState,
                    n_components: int = 2) -> np.ndarray:
     """The starting layout (float32, (m, n_components), each coordinate in [0, 10]) as umap-learn builds it.
 
     ``"spectral"``: ``umap.spectral.spectral_layout`` of the pruned graph (the data ``X`` is read only to place
-    disconnected components), scaled so that max|·| = 10 with N(0, 10⁻⁴) noise (``umap.umap_.noisy_scale_coords``);
-    ``"random"``: uniform in [−10, 10]. Either is then rescaled to [0, 10] per coordinate. ``random_state`` is
-    advanced exactly as umap-learn advances its own.
+    disconnected components); ``"tswspectral"``: :func:`tsw_spectral_layout` of it; either scaled so that
+    max|·| = 10 with N(0, 10⁻⁴) noise (``umap.umap_.noisy_scale_coords``); ``"random"``: uniform in [−10, 10].
+    Each is then rescaled to [0, 10] per coordinate. ``random_state`` is advanced exactly as umap-learn advances
+    its own.
     """
-    if init == "spectral":
+    if init in ("spectral", "tswspectral"):
         from umap.spectral import spectral_layout
         from umap.umap_ import noisy_scale_coords
 
         cache_library_kernels("umap")
 
-        Y = spectral_layout(X, edges.graph(), n_components, random_state, metric="euclidean")
+        layout = spectral_layout if init == "spectral" else tsw_spectral_layout
+        Y = layout(X, edges.graph(), n_components, random_state)
         Y = noisy_scale_coords(Y, random_state, max_coord=10, noise=0.0001)
     elif init == "random":
         Y = random_state.uniform(low=-10.0, high=10.0, size=(edges.n_vertices, n_components)).astype(np.float32)
     else:
-        raise ValueError(f"init must be 'spectral' or 'random', got {init!r}")
+        raise ValueError(f"init must be 'spectral', 'tswspectral' or 'random', got {init!r}")
     span = np.max(Y, 0) - np.min(Y, 0)
     if np.any(span <= 0) or not np.all(np.isfinite(Y)):
         raise ValueError("the initial layout is degenerate (a constant or non-finite coordinate)")
