@@ -92,6 +92,26 @@ def test_radius_gradient_matches_finite_differences(small_problem):
     assert worst < 1e-4
 
 
+def test_edges_stored_in_one_direction_are_refused(small_problem):
+    m, head, tail, Y, frames, _ = small_problem
+    one_way = head < tail
+    with pytest.raises(ValueError, match="both directions of every pair"):
+        an.embedded_radii(Y, head[one_way], tail[one_way], frames, A, B)
+
+
+def test_vertex_records_hold_the_frozen_coefficients_and_zero_for_an_isolated_vertex(small_problem):
+    m, head, tail, Y, frames, r_o = small_problem
+    term = an.AnisotropicTerm(frames=frames, r_o=r_o, lam=0.5, frac=0.3)
+    W, R, st = an.epoch_statistics(Y, head, tail, term, A, B)
+    W[3] = 0.0
+    rec = an.vertex_records(frames, W, R, st)
+    assert rec.shape == (m, 2, 4) and rec.ctypes.data % 64 == 0
+    assert np.array_equal(rec[:, :, :2], frames) and np.array_equal(rec[:, :, 3], R)
+    keep = np.arange(m) != 3
+    expected = st.weight[keep] / (st.std * W[keep, None] * (an.EPSILON + R[keep]))
+    assert np.allclose(rec[keep, :, 2], expected, rtol=1e-14) and np.all(rec[3, :, 2] == 0.0)
+
+
 def test_edge_correlation_gradient_matches_finite_differences(small_problem):
     m, head, tail, Y, frames, r_o = small_problem
     term = an.AnisotropicTerm(frames=frames, r_o=r_o, lam=0.5, frac=0.3)
@@ -240,33 +260,77 @@ def test_the_warm_started_lobpcg_start_solves_the_same_eigenproblem_per_componen
         umap_sgd.initial_layout(X, umap_sgd.umap_edges(fuzzy_graph(X, 15).P, 200), "eigsh", np.random.RandomState(0))
 
 
-def test_large_fits_start_from_the_warm_started_lobpcg(digits, monkeypatch, caplog):
+def test_large_fits_start_from_the_warm_started_lobpcg_and_visit_in_locality_order(digits, monkeypatch, caplog):
     import logging
 
     from cova.methods import featmap
 
-    assert featmap.spectral_start(featmap.EIGSH_MAX_POINTS) == "spectral"
-    assert featmap.spectral_start(featmap.EIGSH_MAX_POINTS + 1) == "tswspectral"
-    kinds = []
-    real = umap_sgd.initial_layout
+    assert featmap.spectral_start(featmap.LARGE_POINTS) == "spectral"
+    assert featmap.spectral_start(featmap.LARGE_POINTS + 1) == "tswspectral"
+    kinds, orders = [], []
+    real_start, real_layout = umap_sgd.initial_layout, umap_sgd.optimize_layout
 
-    def spy(X, edges, init, rs, *args):
+    def start(X, edges, init, rs, *args):
         kinds.append(init)
-        return real(X, edges, init, rs, *args)
+        return real_start(X, edges, init, rs, *args)
 
-    monkeypatch.setattr(featmap, "initial_layout", spy)
-    monkeypatch.setattr(featmap, "EIGSH_MAX_POINTS", 250)
+    def layout(*args, order=None, **kwargs):
+        orders.append(order is not None)
+        return real_layout(*args, order=order, **kwargs)
+
+    monkeypatch.setattr(featmap, "initial_layout", start)
+    monkeypatch.setattr(featmap, "optimize_layout", layout)
+    monkeypatch.setattr(featmap, "LARGE_POINTS", 250)
     kw = dict(n_epochs=30, tangent_embed="identity", smooth_iter=1, random_state=2)
     with caplog.at_level(logging.INFO, logger="cova"):
         FeatMAP(**kw).fit(Inputs(X=digits[0][:300]))
-    assert sorted(kinds) == ["tswspectral", "tswspectral"]  # the layout and the variation embedding
+    # the layout and the variation embedding
+    assert sorted(kinds) == ["tswspectral", "tswspectral"] and orders == [True, True]
     assert "initial layout (tswspectral)" in caplog.text
     kinds.clear()
+    orders.clear()
     FeatMAP(**kw).fit(Inputs(X=digits[0][:200]))
-    assert kinds == ["spectral", "spectral"]
+    assert kinds == ["spectral", "spectral"] and orders == [False, False]
     kinds.clear()
     FeatMAP(init="random", **kw).fit(Inputs(X=digits[0][:300]))
     assert sorted(kinds) == ["random", "tswspectral"]
+
+
+def test_a_layout_in_another_visit_order_comes_back_in_the_input_order(digits):
+    """The permuted edges are those of the permuted graph; the identity order changes nothing; a reversed order
+    gives a layout as faithful as the input order's, row i still point i (unpermuted, it would be noise)."""
+    from cova.affinity.graphs import locality_order, permute_graph
+
+    X = digits[0][:500]
+    P = fuzzy_graph(X, 15, random_state=0).P
+    edges = umap_sgd.umap_edges(P, 100)
+    order = locality_order(P)
+    ours, theirs = edges.permuted(order), umap_sgd.umap_edges(permute_graph(P, order), 100)
+    for name in ("head", "tail", "weight", "epochs_per_sample"):
+        assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+    with pytest.raises(ValueError, match="permutation"):
+        edges.permuted(np.zeros(500, dtype=np.int64))
+    rs = np.random.RandomState(0)
+    Y0 = umap_sgd.initial_layout(X, edges, "spectral", rs)
+    state = umap_sgd.rng_state_from(rs)
+    plain = umap_sgd.optimize_layout(Y0, edges, 100, A, B, state)
+    assert np.array_equal(umap_sgd.optimize_layout(Y0, edges, 100, A, B, state, order=np.arange(500)), plain)
+    reversed_ = umap_sgd.optimize_layout(Y0, edges, 100, A, B, state, order=np.arange(500)[::-1].copy())
+    assert not np.array_equal(reversed_, plain)
+    t_plain, t_rev = trustworthiness(X, plain, n_neighbors=10), trustworthiness(X, reversed_, n_neighbors=10)
+    assert abs(t_plain - t_rev) < 0.01 and t_rev > 0.9
+    # the anisotropic term's frames and radii follow the order: a fit with λ > 0 on the permuted data, permuted back,
+    # is the fit in the permuted visit order
+    rng = np.random.default_rng(1)
+    fr = rng.normal(size=(500, 2, 2))
+    fr /= np.linalg.norm(fr, axis=2, keepdims=True)
+    ro = rng.normal(size=(500, 2))
+    term = an.AnisotropicTerm(frames=fr, r_o=ro, lam=0.5, frac=0.5)
+    perm = np.arange(500)[::-1].copy()
+    visited = umap_sgd.optimize_layout(Y0, edges, 20, A, B, state, anisotropic=term, order=perm)
+    direct = umap_sgd.optimize_layout(Y0[perm], edges.permuted(perm), 20, A, B, state,
+                                      anisotropic=an.AnisotropicTerm(frames=fr[perm], r_o=ro[perm], lam=0.5, frac=0.5))
+    assert np.array_equal(visited[perm], direct)
 
 
 def test_digits_trustworthiness_against_umap(digits):

@@ -63,8 +63,10 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..affinity.fuzzy import fuzzy_graph
+from ..affinity.graphs import locality_order
 from ..affinity.tangent import (
     align_signs,
     feature_importance,
@@ -105,16 +107,24 @@ TSNE_PCA = 50
 #: Epochs of the variation embedding: umap-learn's defaults (up to 10,000 points, and above), as the authors ran it.
 VARIATION_EPOCHS_SMALL = 500
 VARIATION_EPOCHS_LARGE = 200
-#: Above this many points a spectral start (the layout's and the variation embedding's) solves its eigenproblem by
-#: LOBPCG warmed by a truncated SVD, per connected component (``umap_sgd.tsw_spectral_layout``), instead of
-#: umap-learn's ARPACK: ARPACK's √m Lanczos vectors take m^1.5 memory and it stalled on the variation graph at 10⁶.
-EIGSH_MAX_POINTS = 100_000
+#: Above this many points a layout (featMAP's and its variation embedding's) takes the path that scales: its spectral
+#: start solves the eigenproblem by LOBPCG warmed by a truncated SVD, per connected component
+#: (``umap_sgd.tsw_spectral_layout``), not by umap-learn's ARPACK (√m Lanczos vectors: m^1.5 memory; it took 382 s
+#: on the largest component of the variation graph at 10⁶, LOBPCG 13.8 s), and its epochs visit the vertices in the
+#: graph's locality order (``locality_order``), so an edge's endpoints and records are mostly in cache.
+LARGE_POINTS = 100_000
 
 
 def spectral_start(m: int) -> str:
-    """The spectral start of a layout of ``m`` points: ``"spectral"`` (umap-learn's) up to
-    :data:`EIGSH_MAX_POINTS`, ``"tswspectral"`` above."""
-    return "spectral" if m <= EIGSH_MAX_POINTS else "tswspectral"
+    """The spectral start of a layout of ``m`` points: ``"spectral"`` (umap-learn's) up to :data:`LARGE_POINTS`,
+    ``"tswspectral"`` above."""
+    return "spectral" if m <= LARGE_POINTS else "tswspectral"
+
+
+def visit_order(P: sp.spmatrix) -> np.ndarray | None:
+    """The vertex order of a layout's epochs on the graph ``P``: its locality order above :data:`LARGE_POINTS`
+    vertices, else ``None`` (the input's order, as umap-learn visits them)."""
+    return locality_order(P) if P.shape[0] > LARGE_POINTS else None
 
 
 def frames_from_directions(u: np.ndarray) -> np.ndarray:
@@ -174,7 +184,7 @@ class FeatMAP(Embedder):
         ``None`` (default) stops as the authors' package does: when the per-feature local norms change by at most
         1% (relative Frobenius norm) in 2 consecutive iterations (at most 100 iterations); 0 = no smoothing.
     init : ``"spectral"`` (umap-learn's spectral layout, scaled to max|·| = 10 plus N(0, 10⁻⁴) noise; above
-        :data:`EIGSH_MAX_POINTS` points its eigenvectors come from LOBPCG warmed by a truncated SVD) or
+        :data:`LARGE_POINTS` points its eigenvectors come from LOBPCG warmed by a truncated SVD) or
         ``"random"``; either is rescaled to [0, 10] per coordinate.
     random_state : seed of the SVD, the kNN search, the t-SNE / UMAP runs, the initial layout and the SGD.
     n_jobs : threads of the kNN search and the local SVD, and of the five stages after it (tangent embedding, frame
@@ -318,7 +328,7 @@ class FeatMAP(Embedder):
         edges = umap_edges(graph.P, n_epochs)
         rs = np.random.RandomState(int(self.random_state))
         Y0 = initial_layout(Z, edges, spectral_start(Z.shape[0]), rs)
-        Y = optimize_layout(Y0, edges, n_epochs, a, b, rng_state_from(rs), name=name)
+        Y = optimize_layout(Y0, edges, n_epochs, a, b, rng_state_from(rs), name=name, order=visit_order(graph.P))
         return np.ascontiguousarray(Y, dtype=np.float64)
 
     def _variation_embedding(self, smoothed: Future, d_var: int) -> np.ndarray:
@@ -413,7 +423,7 @@ class FeatMAP(Embedder):
             out = optimize_layout(Y0, edges, int(self.n_epochs), a, b, rng_state,
                                   learning_rate=float(self.learning_rate),
                                   negative_sample_rate=int(self.negative_sample_rate), anisotropic=term,
-                                  name="featmap", idle=layout_idle)
+                                  name="featmap", idle=layout_idle, order=visit_order(P))
             layout_idle.set()
             phase("layout done (%d epochs)", self.n_epochs)
             return out

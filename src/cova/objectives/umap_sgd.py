@@ -43,7 +43,7 @@ import scipy.sparse as sp
 
 from ..jit import cache_library_kernels
 from ..progress import Progress
-from .anisotropic import AnisotropicTerm, edge_gradient, epoch_statistics
+from .anisotropic import AnisotropicTerm, check_edges, edge_gradient, epoch_statistics, vertex_records
 
 __all__ = ["EdgeList", "umap_edges", "tsw_spectral_layout", "initial_layout", "rng_state_from", "optimize_layout"]
 
@@ -69,6 +69,19 @@ class EdgeList:
     @property
     def n_edges(self) -> int:
         return int(self.head.size)
+
+    def permuted(self, order: np.ndarray) -> "EdgeList":
+        """These edges with vertex ``order[i]`` renamed i, in head-then-tail order: the edges
+        :func:`umap_edges` gives for the permuted graph P[order][:, order]."""
+        order = np.asarray(order, dtype=np.int64)
+        if order.shape != (self.n_vertices,) or not np.array_equal(np.sort(order), np.arange(self.n_vertices)):
+            raise ValueError(f"order must be a permutation of the {self.n_vertices} vertices")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        head, tail = rank[self.head], rank[self.tail]
+        by = np.lexsort((tail, head))
+        return EdgeList(head=head[by].astype(np.int32), tail=tail[by].astype(np.int32), weight=self.weight[by],
+                        epochs_per_sample=self.epochs_per_sample[by], n_vertices=self.n_vertices)
 
     def graph(self) -> sp.coo_matrix:
         """The pruned graph as a COO matrix (what the spectral initialisation reads)."""
@@ -206,10 +219,9 @@ def _rdist(x, y):  # pragma: no cover - jit
 @numba.njit(cache=True, fastmath=True, nogil=True)
 def _epoch(Y, head, tail, n_vertices, epochs_per_sample, a, b, rng_state_per_sample, gamma, alpha,
            epochs_per_negative_sample, epoch_of_next_negative_sample, epoch_of_next_sample, n,
-           corr_on, corr_scale, weight, frames, W, R, corr_weight, corr_std):  # pragma: no cover - jit
+           corr_on, corr_scale, weight, records):  # pragma: no cover - jit
     dim = Y.shape[1]
     z = np.empty(dim)
-    buf = np.empty(dim)
     G = np.zeros(dim)
     for e in range(epochs_per_sample.shape[0]):
         if epoch_of_next_sample[e] <= n:
@@ -223,7 +235,7 @@ def _epoch(Y, head, tail, n_vertices, epochs_per_sample, a, b, rng_state_per_sam
             if corr_on:
                 for d in range(dim):
                     z[d] = np.float64(other[d]) - np.float64(current[d])
-                edge_gradient(z, j, k, a, b, frames, W, R, corr_weight, corr_std, buf, G)
+                edge_gradient(z, j, k, a, b, records, G)
                 scale = corr_scale / weight[e]
 
             if dist_squared > 0.0:
@@ -267,13 +279,16 @@ def _epoch(Y, head, tail, n_vertices, epochs_per_sample, a, b, rng_state_per_sam
 def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: float, rng_state: np.ndarray, *,
                     learning_rate: float = 1.0, negative_sample_rate: int = 5, gamma: float = 1.0,
                     anisotropic: AnisotropicTerm | None = None, name: str = "layout",
-                    idle: threading.Event | None = None) -> np.ndarray:
+                    idle: threading.Event | None = None, order: np.ndarray | None = None) -> np.ndarray:
     """Run ``n_epochs`` epochs of UMAP's SGD (featMAP's with ``anisotropic``) from ``Y`` and return the layout
     (float32, (m, dim); ``Y`` is copied, not modified).
 
     ``anisotropic.frames`` may be a :class:`concurrent.futures.Future`: it is waited for only when the term switches
     on, so the embedded frames can be computed while the first epochs run; ``idle``, if given, is set while this
-    thread waits for them (the stage computing them may then use this thread's core).
+    thread waits for them (the stage computing them may then use this thread's core). ``order``: a permutation of
+    the vertices (e.g. a locality order of the graph) in which the epochs visit them: the edges, ``Y`` and the
+    anisotropic term are permuted for the epochs and the layout comes back in the input's order. The visit order
+    changes which vertices the negative samples draw, so it gives another layout of the same objective.
     ``rng_state``: the 3 int64 words of the negative-sampling stream (:func:`rng_state_from`). Each vertex gets its
     own stream seeded from it and the bits of its first initial coordinate (umap-learn's rule). The epochs report to
     a :class:`~cova.progress.Progress` named ``name`` (and a line says when the anisotropic term switches on).
@@ -285,6 +300,9 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     if n_epochs < 1:
         raise ValueError(f"n_epochs must be >= 1, got {n_epochs}")
     m = edges.n_vertices
+    if order is not None:
+        edges = edges.permuted(order)
+        Y = Y[order]
     a = float(a)
     b = float(b)
     epochs_per_sample = edges.epochs_per_sample
@@ -295,15 +313,11 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     rng_state_per_sample = (np.full((m, rng_state.size), rng_state, dtype=np.int64)
                             + Y[:, 0].astype(np.float64).view(np.int64).reshape(-1, 1))
     corr_scale = 0.0
-    frames = np.zeros((1, 1, Y.shape[1]))
-    W = np.zeros(1)
-    R = np.zeros((1, 1))
-    corr_weight = np.zeros((1, 1))
-    corr_std = np.ones(1)
+    records = np.zeros((1, 1, Y.shape[1] + 2))
     if anisotropic is not None:
         corr_scale = float(anisotropic.lam) * float(edges.weight.sum()) / m
         if not isinstance(anisotropic.frames, Future):  # frames at hand are checked before any epoch runs
-            anisotropic = anisotropic.resolved(m, Y.shape[1])
+            anisotropic = anisotropic.resolved(m, Y.shape[1], order)
     head = edges.head.astype(np.int64)
     tail = edges.tail.astype(np.int64)
     alpha = float(learning_rate)
@@ -312,29 +326,34 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     for n in range(n_epochs):
         corr_on = anisotropic is not None and anisotropic.active(n, n_epochs)
         if corr_on:
-            if not was_on:  # the frames may still be computed elsewhere (a Future): wait for them only now
-                waits = idle is not None and isinstance(anisotropic.frames, Future) and not anisotropic.frames.done()
+            if not was_on and isinstance(anisotropic.frames, Future):  # computed elsewhere: wait for them only now
+                waits = idle is not None and not anisotropic.frames.done()
                 if waits:
                     idle.set()
                 try:
-                    anisotropic = anisotropic.resolved(m, Y.shape[1])
+                    anisotropic = anisotropic.resolved(m, Y.shape[1], order)
                 finally:
                     if waits:
                         idle.clear()
-                frames = anisotropic.frames
-            W, R, stats = epoch_statistics(Y, head, tail, anisotropic, a, b)
-            corr_weight, corr_std = stats.weight, stats.std
+            if not was_on:
+                check_edges(Y, head, tail, anisotropic.frames)  # once: the epochs below skip the checks
+            W, R, stats = epoch_statistics(Y.astype(np.float64), head, tail, anisotropic, a, b, checked=True)
+            records = vertex_records(anisotropic.frames, W, R, stats)
             if not was_on:
                 log.info("%s: anisotropic term on from epoch %d of %d (λ = %g)", name, n, n_epochs,
                          anisotropic.lam)
             was_on = True
         _epoch(Y, edges.head, edges.tail, m, epochs_per_sample, a, b, rng_state_per_sample, float(gamma), alpha,
                epochs_per_negative_sample, epoch_of_next_negative_sample, epoch_of_next_sample, n,
-               corr_on, corr_scale, edges.weight, frames, W, R, corr_weight, corr_std)
+               corr_on, corr_scale, edges.weight, records)
         alpha = float(learning_rate) * (1.0 - float(n) / float(n_epochs))
         progress.tick()
     progress.done()
     if not np.all(np.isfinite(Y)):
         raise FloatingPointError(f"{name}: the layout diverged (non-finite coordinates)")
+    if order is not None:
+        out = np.empty_like(Y)
+        out[order] = Y
+        return out
     return Y
 
