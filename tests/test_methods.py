@@ -92,23 +92,30 @@ def test_tsne_is_deterministic_and_uses_the_given_graph(sinusoid):
 
 @pytest.mark.parametrize("gradient", ["bh", "fft"])
 def test_tsne_sharing_threads_gives_the_fixed_thread_embedding(sinusoid, caplog, gradient):
-    """A run that moves from one thread to two after the early exaggeration (interrupted between a gradient and
-    its step, then resumed) ends where the run on one thread does, bit for bit; so does a run that never grows.
-    (The KL divergence is a threaded sum: equal to rounding.)"""
-    kw = dict(perplexity=10, max_iter=120, early_exaggeration_iter=30, random_state=0, n_jobs=2,
+    """A run that moves from one thread to two, in the early exaggeration or after it (interrupted between a
+    gradient and its step, then resumed), ends where the run on one thread does, bit for bit; so does a run that
+    never grows. (The KL divergence is a threaded sum: equal to rounding.)"""
+    kw = dict(perplexity=10, max_iter=120, early_exaggeration_iter=130, random_state=0, n_jobs=2,
               negative_gradient_method=gradient)
     fixed = TSNE(**{**kw, "n_jobs": 1}).fit(sinusoid.X)
-    calls = []
+    # checks at the start, then every 50 iterations of a call: at 50 and 100 of the 130 exaggerated ones, at 50 of
+    # the rest; the growing check's iteration is recomputed, so 130 − 49 = 81 or 120 − 49 = 71 are left
+    for one_thread_checks, left_expected in [(1, 81), (3, 71)]:
+        calls = []
 
-    def threads() -> int:  # one thread for the first two checks, then two
-        calls.append(1)
-        return 1 if len(calls) <= 2 else 2
+        def threads() -> int:  # one thread for the first checks, then two
+            calls.append(1)
+            return 1 if len(calls) <= one_thread_checks else 2
 
-    with caplog.at_level("INFO", logger="cova"):
-        grown = TSNE(**kw).fit_sharing(sinusoid.X, threads)
-    assert "now on 2 threads" in caplog.text and len(calls) > 2
-    np.testing.assert_array_equal(grown.embedding_, fixed.embedding_)
-    assert grown.kl_divergence_ == pytest.approx(fixed.kl_divergence_, rel=1e-12)
+        caplog.clear()
+        with caplog.at_level("INFO", logger="cova"):
+            grown = TSNE(**kw).fit_sharing(sinusoid.X, threads)
+        assert f"t-SNE: {left_expected} iterations left, now on 2 threads" in caplog.text
+        assert "done after 250 iterations" in caplog.text
+        kl = [float(x.split()[0]) for x in caplog.text.split("kl = ")[1:]]
+        assert 0 < kl[0] < 10 and kl[-1] < kl[0]  # the exaggerated phase reports the KL of the plain P, as openTSNE
+        np.testing.assert_array_equal(grown.embedding_, fixed.embedding_)
+        assert grown.kl_divergence_ == pytest.approx(fixed.kl_divergence_, rel=1e-12)
     same = TSNE(**kw).fit_sharing(sinusoid.X, lambda: 1)
     np.testing.assert_array_equal(same.embedding_, fixed.embedding_)
 

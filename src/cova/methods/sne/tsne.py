@@ -47,8 +47,8 @@ def opentsne_fit(estimator: Embedder, P, init: np.ndarray, threads: Callable[[],
     on the estimator and return it.
 
     ``threads``, for a caller that runs other work beside this run, says how many threads the run may use now (at
-    most the estimator's ``n_jobs``): it starts on that many and, after the early exaggeration, moves to more as soon
-    as ``threads()`` grows (checked at every progress tick). The embedding is the one a fixed thread count gives:
+    most the estimator's ``n_jobs``): it starts on that many and moves to more as soon as ``threads()`` grows
+    (checked at every progress tick, in both phases). The embedding is the one a fixed thread count gives:
     openTSNE's gradient does not depend on its threads, and the run is interrupted after a gradient is computed and
     before it is applied, then resumed from that state (the gradient computed again)."""
     with Progress(f"{type(estimator).__name__} (openTSNE)") as progress:
@@ -59,6 +59,8 @@ def opentsne_fit(estimator: Embedder, P, init: np.ndarray, threads: Callable[[],
             embedding = tsne.fit(affinities=affinities, initialization=init)
         else:
             embedding = _fit_growing(tsne, affinities, init, threads)
+            # a resumed call counts its callbacks from 0 again: the progress count is the iterations run
+            progress.iteration = int(tsne.early_exaggeration_iter) + int(tsne.n_iter)
     estimator.embedding_ = np.ascontiguousarray(np.asarray(embedding), dtype=np.float64)
     estimator.kl_divergence_ = float(embedding.kl_divergence)
     return estimator
@@ -67,8 +69,13 @@ def opentsne_fit(estimator: Embedder, P, init: np.ndarray, threads: Callable[[],
 def _fit_growing(tsne: openTSNE.TSNE, affinities: PrecomputedAffinities, init: np.ndarray,
                  threads: Callable[[], int]) -> openTSNE.TSNEEmbedding:
     """openTSNE's ``TSNE.fit`` (its two phases, as it runs them) with the thread count of :func:`opentsne_fit`'s
-    ``threads``. Only the phase without exaggeration is interrupted: there openTSNE leaves P untouched, where an
-    exaggerated phase would scale P up and down again at every interruption."""
+    ``threads``, checked at every progress tick of either phase.
+
+    openTSNE scales P by the exaggeration at the start of each ``optimize`` call and back at its end, so an
+    interrupted exaggerated phase would round P differently at every interruption. The early exaggeration is
+    therefore run with P scaled once here, each call told exaggeration 1 and openTSNE's own learning rate for the
+    exaggerated phase (``auto``: N / exaggeration), and P scaled back once after it: the same P, rate and steps
+    as one uninterrupted call."""
     most = max(1, int(tsne.n_jobs))
 
     def available() -> int:
@@ -76,25 +83,45 @@ def _fit_growing(tsne: openTSNE.TSNE, affinities: PrecomputedAffinities, init: n
 
     current = available()
     embedding = tsne.prepare_initial(affinities=affinities, initialization=init)
-    embedding.optimize(n_iter=tsne.early_exaggeration_iter, exaggeration=tsne.early_exaggeration,
-                       momentum=tsne.initial_momentum, inplace=True, propagate_exception=True, n_jobs=current)
-    remaining = int(tsne.n_iter)
     applied = [0]
 
     def grow(iteration: int, error: float, _embedding: Any) -> bool:
         applied[0] = iteration - 1  # called after the gradient of update `iteration` and before applying it
         return available() > current
 
-    while remaining > 0:
-        try:
-            embedding.optimize(n_iter=remaining, exaggeration=tsne.exaggeration, momentum=tsne.final_momentum,
-                               inplace=True, propagate_exception=True, n_jobs=current,
-                               callbacks=[*(tsne.callbacks or []), grow])
-            remaining = 0
-        except OptimizationInterrupt:
-            remaining -= applied[0]
-            current = available()
-            log.info("t-SNE: %d iterations left, now on %d threads", remaining, current)
+    def run(n_iter: int, momentum: float, callbacks: list[Callable[..., Any]], **params: Any) -> None:
+        nonlocal current
+        remaining = int(n_iter)
+        while remaining > 0:
+            try:
+                embedding.optimize(n_iter=remaining, momentum=momentum, inplace=True, propagate_exception=True,
+                                   n_jobs=current, callbacks=[*callbacks, grow], **params)
+                remaining = 0
+            except OptimizationInterrupt:
+                remaining -= applied[0]
+                current = available()
+                log.info("t-SNE: %d iterations left, now on %d threads", remaining, current)
+
+    factor = 1 if tsne.early_exaggeration is None else tsne.early_exaggeration
+    rate = embedding.gradient_descent_params.get("learning_rate", "auto")
+    if rate == "auto":  # openTSNE's rule for the exaggerated phase (tsne._handle_nice_params)
+        rate = embedding.shape[0] / factor
+
+    def plain_kl(callback: Callable[..., Any]) -> Callable[..., Any]:
+        # the KL of the exaggerated P turned into that of P, as openTSNE reports it in an exaggerated call
+        return lambda iteration, error, emb: callback(iteration, error / factor - np.log(factor), emb)
+
+    callbacks = list(tsne.callbacks or [])
+    P = embedding.affinities.P
+    if factor != 1:
+        P *= factor
+    try:
+        run(tsne.early_exaggeration_iter, tsne.initial_momentum, [plain_kl(c) for c in callbacks], exaggeration=1,
+            learning_rate=rate)
+    finally:
+        if factor != 1:
+            P /= factor
+    run(tsne.n_iter, tsne.final_momentum, callbacks, exaggeration=tsne.exaggeration)
     return embedding
 
 
