@@ -265,9 +265,9 @@ def vertex_records(frames: np.ndarray, W: np.ndarray, R: np.ndarray, statistics:
     m, n_dir, dim = frames.shape
     record = _cache_aligned((m, n_dir, dim + 2))
     record[:, :, :dim] = frames
+    record[:, :, dim] = 0.0
     denom = W[:, None] * (EPSILON + R) * statistics.std[None, :]
     np.divide(statistics.weight, denom, out=record[:, :, dim], where=W[:, None] > 0)
-    record[:, :, dim][W <= 0] = 0.0
     record[:, :, dim + 1] = R
     return record
 
@@ -354,7 +354,7 @@ def edge_radius_gradients(Y: np.ndarray, head: np.ndarray, tail: np.ndarray, fra
     """∂r^e_il/∂z_e and ∂r^e_jl/∂z_e for every stored edge e = (i → j), each (E, L, dim), with every edge vector
     z_e = y_j − y_i treated as its own variable (module docstring)."""
     Y, head, tail, frames = check_edges(Y, head, tail, frames)
-    W, R, _ = embedded_radii(Y, head, tail, frames, a, b)
+    W, R, _ = embedded_radii(Y, head, tail, frames, a, b, checked=True)
     shape = (head.size, frames.shape[1], Y.shape[1])
     out_i, out_j = np.zeros(shape), np.zeros(shape)
     _all_radius_gradients(Y, head, tail, frames, float(a), float(b), W, R, out_i, out_j)
@@ -368,7 +368,8 @@ def edge_correlation_gradients(Y: np.ndarray, head: np.ndarray, tail: np.ndarray
     """G_e (E, dim) for every stored edge, with the statistics frozen at ``Y`` (or the given ``statistics``, as
     returned by :func:`epoch_statistics`)."""
     Y, head, tail, frames = check_edges(Y, head, tail, term.frames)
-    W, R, st = statistics if statistics is not None else epoch_statistics(Y, head, tail, term, a, b)
+    W, R, st = statistics if statistics is not None else epoch_statistics(Y, head, tail, replace(term, frames=frames),
+                                                                          a, b, checked=True)
     out = np.zeros((head.size, Y.shape[1]))
     _all_edge_gradients(Y, head, tail, float(a), float(b), vertex_records(frames, W, R, st), out)
     return out

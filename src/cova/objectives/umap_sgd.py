@@ -326,23 +326,22 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     for n in range(n_epochs):
         corr_on = anisotropic is not None and anisotropic.active(n, n_epochs)
         if corr_on:
-            if not was_on and isinstance(anisotropic.frames, Future):  # computed elsewhere: wait for them only now
-                waits = idle is not None and not anisotropic.frames.done()
-                if waits:
-                    idle.set()
-                try:
-                    anisotropic = anisotropic.resolved(m, Y.shape[1], order)
-                finally:
+            if not was_on:
+                if isinstance(anisotropic.frames, Future):  # computed elsewhere: wait for them only now
+                    waits = idle is not None and not anisotropic.frames.done()
                     if waits:
-                        idle.clear()
-            if not was_on:
+                        idle.set()
+                    try:
+                        anisotropic = anisotropic.resolved(m, Y.shape[1], order)
+                    finally:
+                        if waits:
+                            idle.clear()
                 check_edges(Y, head, tail, anisotropic.frames)  # once: the epochs below skip the checks
-            W, R, stats = epoch_statistics(Y.astype(np.float64), head, tail, anisotropic, a, b, checked=True)
-            records = vertex_records(anisotropic.frames, W, R, stats)
-            if not was_on:
                 log.info("%s: anisotropic term on from epoch %d of %d (λ = %g)", name, n, n_epochs,
                          anisotropic.lam)
-            was_on = True
+                was_on = True
+            W, R, stats = epoch_statistics(Y.astype(np.float64), head, tail, anisotropic, a, b, checked=True)
+            records = vertex_records(anisotropic.frames, W, R, stats)
         _epoch(Y, edges.head, edges.tail, m, epochs_per_sample, a, b, rng_state_per_sample, float(gamma), alpha,
                epochs_per_negative_sample, epoch_of_next_negative_sample, epoch_of_next_sample, n,
                corr_on, corr_scale, edges.weight, records)
