@@ -7,7 +7,6 @@ stderr, which the Snakemake rules send to their ``log:`` file.
 from __future__ import annotations
 
 import argparse
-import dis
 import json
 import logging
 import re
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import UserError
 from .threads import limit_threads, write_report
 
 log = logging.getLogger("cova")
@@ -92,12 +92,12 @@ def cmd_embed(a: argparse.Namespace) -> None:
     est = make_method(a.method, _json(a.params), seed=a.seed)
     if a.posterior:
         if not callable(getattr(est, "class_posterior_settings", None)):
-            raise ValueError(f"method {a.method!r} does not use a class posterior; drop --posterior")
+            raise UserError(f"method {a.method!r} does not use a class posterior; drop --posterior")
         with np.load(a.posterior, allow_pickle=False) as f:
             inputs.class_posterior = {key: f[key] for key in f.files}
     missing = sorted(set(est.requires()) - inputs.available())
     if missing:
-        raise ValueError(f"method {a.method!r} needs {', '.join(missing)}, which the inputs {a.inputs} do not "
+        raise UserError(f"method {a.method!r} needs {', '.join(missing)}, which the inputs {a.inputs} do not "
                          f"provide (they provide {', '.join(sorted(inputs.available()))})")
     if COHORT_INPUTS & set(est.requires()) and inputs.labels is not None:
         require_cohorts(np.unique(inputs.labels).size, f"method {a.method!r} (it uses the cohorts of inputs "
@@ -107,7 +107,7 @@ def cmd_embed(a: argparse.Namespace) -> None:
         hidden = f" ({int((~train).sum())} test samples without their labels)"
         inputs, train = inputs.semi_supervised(), None
     if train is not None and not callable(getattr(est, "transform", None)):
-        raise ValueError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
+        raise UserError(f"method {a.method!r} has no transform for out-of-sample samples, so it cannot run on "
                          f"inputs with a train/test split (inputs {a.inputs}); use {split_capable()}, or remove "
                          f"the split")
     fit_on = inputs.training()
@@ -481,9 +481,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-#: The package's own source folder: a ValueError raised by a ``raise`` statement in a file below it is one of our
-#: validation messages (:func:`is_refusal`).
-PACKAGE_DIR = Path(__file__).resolve().parent
 #: A job's output file in the workflow's layout: ``results/{dataset}/{inputs_id}/...`` with ``{inputs_id}`` and
 #: ``{params_id}`` the config name plus ``-`` and 8 hex digits (:func:`cova.config.plan.make_id`).
 _RUN_PATH = re.compile(r"(?:^|/)results/(?P<dataset>[^/]+)/(?P<inputs>[^/]+)-[0-9a-f]{8}/"
@@ -492,27 +489,12 @@ _RUN_PATH = re.compile(r"(?:^|/)results/(?P<dataset>[^/]+)/(?P<inputs>[^/]+)-[0-
 
 def is_refusal(err: BaseException) -> bool:
     """Whether ``err`` is a refusal meant for the user (one message in the job's log) rather than a bug (its
-    traceback): a :class:`cova.constraints.UserError` (every refusal class of the package), scikit-learn's
+    traceback): a :class:`cova.errors.UserError` (every validation ``raise`` of the package) or scikit-learn's
     ``InvalidParameterError`` (a value our declared ``_parameter_constraints`` refuse, checked by scikit-learn's
-    validator), or a ``ValueError`` raised by a ``raise`` statement in the package's own code (our validation,
-    e.g. a parameter that does not fit these data). A ``ValueError`` from inside numpy, scipy or another library,
-    or one the interpreter raised in our code (an unpacking, a conversion), is a bug and keeps its traceback."""
+    validator). A ``ValueError`` of any other class, from numpy, scipy or the interpreter, is a bug."""
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from .constraints import UserError
-
-    if isinstance(err, (UserError, InvalidParameterError)):
-        return True
-    if not isinstance(err, ValueError) or err.__traceback__ is None:
-        return False
-    tb = err.__traceback__
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    if not Path(code.co_filename).resolve().is_relative_to(PACKAGE_DIR):
-        return False
-    return any(ins.offset == tb.tb_lasti and ins.opname == "RAISE_VARARGS" and ins.arg
-               for ins in dis.get_instructions(code))
+    return isinstance(err, (UserError, InvalidParameterError))
 
 
 def job_context(a: argparse.Namespace) -> str:

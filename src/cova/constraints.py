@@ -39,6 +39,8 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils._param_validation import StrOptions as _StrOptions
 
+from .errors import UserError
+
 __all__ = ["InvalidParameterError", "Interval", "Options", "RealNotInt", "StrOptions", "StrPattern", "real",
            "integer", "UNIT",
            "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT", "SEED", "SEED_OR_NONE", "MAX_SAMPLES",
@@ -138,7 +140,7 @@ def explain(error: InvalidParameterError) -> tuple[str, str]:
     e.g. ``("alpha", "a float in the range [0.0, 1.0]")``."""
     match = _MESSAGE.match(str(error))
     if match is None:
-        raise ValueError(f"not a parameter-constraint error: {error}") from error
+        raise RuntimeError(f"not a parameter-constraint error: {error}") from error
     return match.group("name"), match.group("allowed")
 
 
@@ -293,14 +295,6 @@ def option_defaults(obj: Any) -> dict[str, Any]:
         param = signature.parameters.get(name)
         out[name] = REQUIRED if param is None or param.default is inspect.Parameter.empty else param.default
     return out
-
-
-class UserError(ValueError):
-    """A refusal meant for the user: the input (a config value, a file, a parameter for these data) cannot be used,
-    and the message names it and what to do. A job that raises one ends with that one message, never a traceback
-    (:func:`cova.cli.main`; docs/decisions.md, "Refusals at job time"). Every refusal class of the package derives
-    from it (:class:`OptionError`, :class:`cova.config.ConfigError`, :class:`cova.manifolds.DegenerateSolution`,
-    :class:`cova.viz.export.ExportError`)."""
 
 
 class OptionError(UserError):

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import UserError
 from .io import read_npz, save_npz_atomic
 
 #: Prefix of the estimator's extra fitted arrays in ``embedding.npz`` (e.g. ``extra_column_embedding``).
@@ -38,15 +39,15 @@ class Embedding:
     def __post_init__(self) -> None:
         self.Z = np.asarray(self.Z, dtype=np.float64)
         if self.Z.ndim != 2:
-            raise ValueError(f"an embedding must be 2-D (samples × components), got shape {self.Z.shape}")
+            raise UserError(f"an embedding must be 2-D (samples × components), got shape {self.Z.shape}")
         if self.geometry not in GEOMETRIES:
-            raise ValueError(f"geometry must be one of {list(GEOMETRIES)}, got {self.geometry!r}")
+            raise UserError(f"geometry must be one of {list(GEOMETRIES)}, got {self.geometry!r}")
         if self.placed_prototypes is None:
             self.placed_prototypes = np.zeros((0, self.Z.shape[1]))
         if self.ids is not None:
             self.ids = [str(v) for v in self.ids]
             if len(self.ids) != self.Z.shape[0]:
-                raise ValueError(f"ids must name every row of Z: {len(self.ids)} ids for {self.Z.shape[0]} rows")
+                raise UserError(f"ids must name every row of Z: {len(self.ids)} ids for {self.Z.shape[0]} rows")
 
     @property
     def n_components(self) -> int:
@@ -79,7 +80,7 @@ class Embedding:
             Z = f["Z"]
             k = int(f["n_components"]) if "n_components" in f else Z.shape[1]
             if Z.shape[1] != k:
-                raise ValueError(f"{path}: Z has {Z.shape[1]} columns but n_components = {k}")
+                raise UserError(f"{path}: Z has {Z.shape[1]} columns but n_components = {k}")
             extras = {key[len(EXTRA_PREFIX):]: f[key] for key in f.files if key.startswith(EXTRA_PREFIX)}
             return cls(Z=Z, placed_prototypes=f["placed_prototypes"],
                        geometry=str(f["geometry"]) if "geometry" in f else "plane", extras=extras,

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from .affinity.weights import KINDS as WEIGHT_KINDS
 from .constraints import POSITIVE_INT, Block, Declaration, Kinds, StrOptions, check_options, integer
 from .datasets.base import Dataset
+from .errors import UserError
 
 
 def _compacted_similarity(options: Any, context: Any) -> tuple[str, str] | None:
@@ -69,7 +70,7 @@ def cosine_knn_similarity(X: np.ndarray, n_neighbors: int, *, seed: int = 0) -> 
 
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
-        raise ValueError(f"{int((norms == 0).sum())} samples are all-zero vectors; their cosine similarity is "
+        raise UserError(f"{int((norms == 0).sum())} samples are all-zero vectors; their cosine similarity is "
                          "undefined (remove them or use features kind 'pca')")
     return knn_similarity(X, n_neighbors, random_state=seed)
 
@@ -108,7 +109,7 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
 
         n = int(spec["n_components"])
         if not 1 <= n <= min(dataset.X.shape):
-            raise ValueError(f"features.n_components must be in 1..{min(dataset.X.shape)}, got {n}")
+            raise UserError(f"features.n_components must be in 1..{min(dataset.X.shape)}, got {n}")
         rows = slice(None) if fit_rows is None else np.asarray(fit_rows, dtype=bool)
         fitted = ""
         if fit_rows is not None:
@@ -127,7 +128,7 @@ def transform_features(dataset: Dataset, spec: dict[str, Any] | None, *, labels:
     blocks = [compacted_features(S, labels, None, n_cohorts=c)]
     if use_relations:
         if dataset.relations is None:
-            raise ValueError("features kind 'compacted' with relations: true needs a dataset with a relation matrix "
+            raise UserError("features kind 'compacted' with relations: true needs a dataset with a relation matrix "
                              "(e.g. Cora's citations); set relations: false otherwise")
         T = dataset.relations
         theta = ((T + T.T) > 0).astype(np.float64).tocsr()
@@ -167,7 +168,7 @@ def predict_cohorts(X: np.ndarray, labels: np.ndarray, labelled_per_class: int, 
     y = np.asarray(labels)
     n = int(labelled_per_class)
     if n < 1:
-        raise ValueError(f"cohorts.labelled_per_class must be >= 1, got {n}")
+        raise UserError(f"cohorts.labelled_per_class must be >= 1, got {n}")
     rng = np.random.default_rng([int(seed), 0x4C4142])
     labelled = np.zeros(y.shape[0], dtype=bool)
     for j in np.unique(y):
@@ -212,7 +213,7 @@ def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
     k = int(spec["n_clusters"])
     h = int(spec["n_neighbors"])
     if not 2 <= k < dataset.n_samples:
-        raise ValueError(f"cohorts.n_clusters must be in 2..{dataset.n_samples - 1}, got {k}")
+        raise UserError(f"cohorts.n_clusters must be in 2..{dataset.n_samples - 1}, got {k}")
     S = cosine_knn_similarity(dataset.X, h, seed=seed)
     raw = SpectralClustering(n_clusters=k, affinity="precomputed", random_state=seed,
                              assign_labels="kmeans").fit_predict(S)

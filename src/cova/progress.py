@@ -19,6 +19,8 @@ from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from .errors import UserError
+
 log = logging.getLogger("cova")
 
 
@@ -39,7 +41,7 @@ def progress_interval(seconds: float, iterations: int) -> Iterator[None]:
     """Within the block, progress lines come every ``seconds`` or ``iterations`` (e.g. ``(0, 1)``: every
     iteration)."""
     if seconds < 0 or iterations < 1:
-        raise ValueError(f"progress_interval needs seconds >= 0 and iterations >= 1, got {seconds}, {iterations}")
+        raise UserError(f"progress_interval needs seconds >= 0 and iterations >= 1, got {seconds}, {iterations}")
     saved = (INTERVAL.seconds, INTERVAL.iterations)
     INTERVAL.seconds, INTERVAL.iterations = float(seconds), int(iterations)
     try:

@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .errors import UserError
+
 #: environment variables read by BLAS / OpenMP libraries when they load
 ENV_VARS: tuple[str, ...] = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -31,7 +33,7 @@ REPORT_ENV = "COVA_THREADS_REPORT"
 def limit_threads(n: int) -> None:
     """Limit numba, BLAS and OpenMP of this process (and of the processes it starts) to ``n`` threads."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"the number of threads must be a positive integer, got {n!r}")
+        raise UserError(f"the number of threads must be a positive integer, got {n!r}")
     for var in ENV_VARS:
         os.environ[var] = str(n)
     if "numba" in sys.modules:

@@ -93,7 +93,7 @@ def test_a_bug_keeps_its_traceback(run, monkeypatch):
         cli.main(["inputs", "--dataset", str(data), "--spec", json.dumps(INPUTS), "--out", str(inputs)])
 
 
-def test_the_rule_tells_our_raise_statements_from_implicit_errors():
+def test_the_rule_tells_our_refusals_from_implicit_errors():
     from cova.constraints import OptionError
 
     def caught(call, *args):
@@ -105,8 +105,21 @@ def test_the_rule_tells_our_raise_statements_from_implicit_errors():
 
     assert cli.is_refusal(caught(cli._positive_int, "x")) is False  # int("x") inside our code: the interpreter's
     assert cli.is_refusal(caught(np.reshape, np.zeros(3), (2, 2))) is False  # inside numpy
-    assert cli.is_refusal(caught(build_weights, np.zeros((3, 2)), "nope")) is True  # our raise statement
+    assert cli.is_refusal(caught(build_weights, np.zeros((3, 2)), "nope")) is True  # our validation: a UserError
     assert cli.is_refusal(OptionError("methods.x.params.k", "3 is not allowed")) is True
+    assert cli.is_refusal(ValueError("a plain ValueError, whoever raised it")) is False
+
+
+def test_every_validation_raise_of_the_package_is_a_refusal():
+    """No ``raise ValueError(...)`` is left in the package: a validation message is a UserError, so a job ends with
+    it as one line; a plain ValueError would end with a traceback."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(cli.__file__).parent
+    plain = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"raise ValueError\b", line)]
+    assert plain == []
 
 
 # ------------------------------------------------------------------------------------ overflowing weights

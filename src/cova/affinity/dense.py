@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.decomposition import PCA as _SkPCA
 
+from ..errors import UserError
 from .distances import dense_sq_distances
 from .knn import nearest_neighbors
 from .perplexity import conditional_probabilities, dense_conditional_probabilities
@@ -20,12 +21,12 @@ def pca_reduce(X: np.ndarray, n_pca: int | None) -> np.ndarray:
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array, got shape {X.shape}")
+        raise UserError(f"X must be a 2-D array, got shape {X.shape}")
     if n_pca is None or X.shape[1] <= int(n_pca):
         return X
     n = int(n_pca)
     if n < 1:
-        raise ValueError(f"n_pca must be a positive integer or None, got {n_pca!r}")
+        raise UserError(f"n_pca must be a positive integer or None, got {n_pca!r}")
     n = min(n, X.shape[0])
     return np.ascontiguousarray(_SkPCA(n_components=n, svd_solver="full").fit_transform(X), dtype=np.float64)
 
@@ -48,10 +49,10 @@ def conditional_affinities(X: np.ndarray, perplexity: float = 30.0, neighbors: s
     if neighbors == "knn":
         k = min(l - 1, int(3 * perplexity))
         if not 0 < perplexity < k:
-            raise ValueError(f"need 0 < perplexity < n_neighbors = {k}, got {perplexity}")
+            raise UserError(f"need 0 < perplexity < n_neighbors = {k}, got {perplexity}")
         ind, d2 = nearest_neighbors(X, k, method="exact", random_state=random_state, squared=True)
         Pc = conditional_probabilities(d2, perplexity)
         P = np.zeros((l, l), dtype=np.float64)
         np.put_along_axis(P, ind, Pc, axis=1)
         return P
-    raise ValueError(f"neighbors must be one of ['all', 'knn'], got {neighbors!r}")
+    raise UserError(f"neighbors must be one of ['all', 'knn'], got {neighbors!r}")

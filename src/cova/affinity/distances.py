@@ -13,6 +13,7 @@ import numba
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
 
+from ..errors import UserError
 from .graphs import geodesic_distances
 from .knn import check_distance_scale
 
@@ -83,15 +84,15 @@ def _input_distances(X: np.ndarray, metric: str, n_neighbors: int | None = None)
         return geodesic_distances(X, int(n_neighbors or 0))
     if metric == "euclidean":
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-D (samples x features); got shape {X.shape}")
+            raise UserError(f"X must be 2-D (samples x features); got shape {X.shape}")
         return squareform(pdist(X, "euclidean"))
     if metric == "precomputed":
         if X.ndim != 2 or X.shape[0] != X.shape[1]:
-            raise ValueError(f"a precomputed distance matrix must be square; got shape {X.shape}")
+            raise UserError(f"a precomputed distance matrix must be square; got shape {X.shape}")
         if np.any(X < 0) or not np.allclose(X, X.T) or np.any(np.diag(X) != 0):
-            raise ValueError("a precomputed distance matrix must be symmetric, non-negative, zero on the diagonal")
+            raise UserError("a precomputed distance matrix must be symmetric, non-negative, zero on the diagonal")
         return np.array(X, dtype=np.float64)
-    raise ValueError(f"metric must be 'euclidean' or 'precomputed'; got {metric!r}")
+    raise UserError(f"metric must be 'euclidean' or 'precomputed'; got {metric!r}")
 
 
 def mean_scaled_distances(inputs: Any, metric: str,
@@ -102,15 +103,15 @@ def mean_scaled_distances(inputs: Any, metric: str,
     i != j (paper Sec. 3, dredviz)."""
     X = np.asarray(getattr(inputs, "X", inputs), dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 4:
-        raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
+        raise UserError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
     n = X.shape[0]
     if not np.all(np.isfinite(X)):
-        raise ValueError("the input contains NaN or infinite values")
+        raise UserError("the input contains NaN or infinite values")
     if metric != "precomputed":
         check_distance_scale(X)
     D = _input_distances(X, metric, n_neighbors)
     scale = float(D[~np.eye(n, dtype=bool)].mean())
     if not scale > 0:
-        raise ValueError("all input points coincide (mean distance 0)")
+        raise UserError("all input points coincide (mean distance 0)")
     D /= scale
     return X, D, scale

@@ -31,6 +31,8 @@ import scipy.sparse as sp
 from cova.affinity.weights import symmetrize_normalize
 from cova.constraints import POSITIVE, POSITIVE_INT, Kinds, StrOptions, check_options, declare, option_defaults
 
+from ..errors import UserError
+
 __all__ = [
     "DENSE_LIMIT",
     "NORMALIZATIONS",
@@ -78,14 +80,14 @@ def _as_sparse(M: Any, name: str) -> sp.csr_matrix:
     if not sp.issparse(M):
         M = np.asarray(M, dtype=np.float64)
         if M.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D matrix, got shape {M.shape}")
+            raise UserError(f"{name} must be a 2-D matrix, got shape {M.shape}")
         if max(M.shape) > DENSE_LIMIT:
-            raise ValueError(f"{name} is a dense {M.shape[0]}×{M.shape[1]} array; pass a scipy.sparse matrix above "
+            raise UserError(f"{name} is a dense {M.shape[0]}×{M.shape[1]} array; pass a scipy.sparse matrix above "
                              f"{DENSE_LIMIT} rows or columns")
     M = sp.csr_matrix(M, dtype=np.float64, copy=True)
     M.sum_duplicates()
     if M.nnz and (not np.all(np.isfinite(M.data)) or M.data.min() < 0):
-        raise ValueError(f"{name} must have finite, non-negative entries")
+        raise UserError(f"{name} must have finite, non-negative entries")
     M.eliminate_zeros()
     M.sort_indices()
     return M
@@ -96,13 +98,13 @@ def _symmetric_offdiagonal(W: Any) -> sp.csr_matrix:
     The returned matrix is ½(W + Wᵀ), exactly symmetric (a bitwise no-op for an exactly symmetric W)."""
     W = _as_sparse(W, "W")
     if W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be square, got shape {W.shape}")
+        raise UserError(f"W must be square, got shape {W.shape}")
     W.setdiag(0.0)
     W.eliminate_zeros()
     scale = float(W.data.max()) if W.nnz else 0.0
     asym = abs(W - W.T)
     if asym.nnz and float(asym.max()) > 1e-12 * scale:
-        raise ValueError("W must be symmetric; symmetrise it first (e.g. ½(W + Wᵀ)) or use random_walk_normalize")
+        raise UserError("W must be symmetric; symmetrise it first (e.g. ½(W + Wᵀ)) or use random_walk_normalize")
     W = ((W + W.T) * 0.5).tocsr()
     W.eliminate_zeros()
     W.sort_indices()
@@ -147,11 +149,11 @@ def sinkhorn_knopp(W: Any, *, tol: float = 1e-12, max_iter: int = 1000, on_failu
     degree = np.asarray(W.sum(axis=1)).ravel()
     isolated = np.flatnonzero(degree <= 0)
     if isolated.size:
-        raise ValueError(f"W has {isolated.size} rows without any off-diagonal weight (e.g. row {isolated[0]}); "
+        raise UserError(f"W has {isolated.size} rows without any off-diagonal weight (e.g. row {isolated[0]}); "
                          "no doubly stochastic scaling exists: keep the largest connected component")
     hint = _support_hint(W)
     if hint and on_failure == "raise":
-        raise ValueError(f"W has no total support, so no doubly stochastic scaling exists{hint}: use the "
+        raise UserError(f"W has no total support, so no doubly stochastic scaling exists{hint}: use the "
                          "random-walk normalisation")
     x = np.full(n, 1.0 / np.sqrt(degree.mean()))
     n_iter = 0
@@ -172,7 +174,7 @@ def sinkhorn_knopp(W: Any, *, tol: float = 1e-12, max_iter: int = 1000, on_failu
                f"W may lack total support (no doubly stochastic scaling exists){hint}: keep the largest connected "
                "component, use the random-walk normalisation, or raise max_iter")
         if on_failure == "raise":
-            raise ValueError(msg)
+            raise UserError(msg)
         warnings.warn(msg, SinkhornWarning, stacklevel=2)
     return SinkhornResult(P=P, scaling=x, n_iter=n_iter, max_error=err, converged=converged)
 
@@ -188,7 +190,7 @@ def random_walk_normalize(B: Any) -> sp.csr_matrix:
     rows = np.asarray(B.sum(axis=1)).ravel()
     empty = np.flatnonzero(rows <= 0)
     if empty.size:
-        raise ValueError(f"B has {empty.size} all-zero rows (e.g. row {empty[0]}); the random-walk normalisation "
+        raise UserError(f"B has {empty.size} all-zero rows (e.g. row {empty[0]}); the random-walk normalisation "
                          "(DOSNES Eq. 3) needs a positive sum in every row")
     A = sp.diags(1.0 / rows) @ B
     cols = np.asarray(A.sum(axis=0)).ravel()

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..checks import check_matrix
+from ..errors import UserError
 from ..jit import cache_library_kernels
 from .knn import METHODS, METRICS, RESCALE, nearest_neighbors
 
@@ -56,12 +57,12 @@ class FuzzyGraph:
 
 def _check_k(n_neighbors: object, m: int) -> int:
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)):
-        raise ValueError(f"n_neighbors must be an integer (the point itself included), got {n_neighbors!r}")
+        raise UserError(f"n_neighbors must be an integer (the point itself included), got {n_neighbors!r}")
     k = int(n_neighbors)
     if k < 2:
-        raise ValueError(f"n_neighbors must be >= 2 (it counts the point itself), got {k}")
+        raise UserError(f"n_neighbors must be >= 2 (it counts the point itself), got {k}")
     if k >= m:
-        raise ValueError(f"n_neighbors must be < the number of samples m = {m}, got {k}")
+        raise UserError(f"n_neighbors must be < the number of samples m = {m}, got {k}")
     return k
 
 
@@ -72,7 +73,7 @@ def _check_float32_distances(dist: np.ndarray) -> None:
     largest = float(dist.max()) if dist.size else 0.0
     if largest > top or 0.0 < largest < tiny:
         bound, what = (top, "above") if largest > top else (tiny, "below")
-        raise ValueError(f"X's neighbour distances reach {largest:.3g}, {what} the float32 range ({bound:.3g}) that "
+        raise UserError(f"X's neighbour distances reach {largest:.3g}, {what} the float32 range ({bound:.3g}) that "
                          f"umap-learn computes the fuzzy simplicial set in, so its weights P would be "
                          f"{'NaN' if what == 'above' else 'undefined'}; {RESCALE}")
 
@@ -110,15 +111,15 @@ def fuzzy_graph(
     m = X.shape[0]
     k = _check_k(n_neighbors, m)
     if metric not in METRICS:
-        raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+        raise UserError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if knn_method not in METHODS:
-        raise ValueError(f"knn_method must be one of {', '.join(METHODS)}, got {knn_method!r}")
+        raise UserError(f"knn_method must be one of {', '.join(METHODS)}, got {knn_method!r}")
     mix = float(set_op_mix_ratio)
     if not 0.0 <= mix <= 1.0:
-        raise ValueError(f"set_op_mix_ratio must be in [0, 1], got {set_op_mix_ratio!r}")
+        raise UserError(f"set_op_mix_ratio must be in [0, 1], got {set_op_mix_ratio!r}")
     conn = float(local_connectivity)
     if not (np.isfinite(conn) and conn >= 0.0):
-        raise ValueError(f"local_connectivity must be a finite number >= 0, got {local_connectivity!r}")
+        raise UserError(f"local_connectivity must be a finite number >= 0, got {local_connectivity!r}")
 
     ind, dist = nearest_neighbors(X, k - 1, metric=metric, method=knn_method, random_state=int(random_state),
                                   n_jobs=int(n_jobs))

@@ -25,6 +25,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee, shortest_path
 
+from ..errors import UserError
+
 __all__ = ["knn_graph", "spectral_embedding", "laplacian_eigenvectors", "fix_signs", "geodesic_distances",
            "locality_order", "permute_graph", "unpermute_rows", "SPECTRAL_SOLVERS"]
 
@@ -41,14 +43,14 @@ def knn_graph(M: np.ndarray, kappa: int, *, kind: Literal["distance", "similarit
     """
     M = np.array(M, dtype=np.float64)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"M must be a square matrix, got shape {M.shape}")
+        raise UserError(f"M must be a square matrix, got shape {M.shape}")
     if kind == "distance":
         np.fill_diagonal(M, np.inf)
     elif kind == "similarity":
         M = -M
         np.fill_diagonal(M, np.inf)
     else:
-        raise ValueError(f"kind must be one of ['distance', 'similarity'], got {kind!r}")
+        raise UserError(f"kind must be one of ['distance', 'similarity'], got {kind!r}")
     c = M.shape[0]
     nbrs = np.argsort(M, axis=1, kind="stable")[:, :kappa]
     A = np.zeros((c, c), dtype=bool)
@@ -82,15 +84,15 @@ def spectral_embedding(S: Any, n_components: int = 2, *, solver: str = "arpack",
     """
     n = int(n_components)
     if n != n_components or n < 1:
-        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+        raise UserError(f"n_components must be a positive integer, got {n_components!r}")
     if solver not in SPECTRAL_SOLVERS:
-        raise ValueError(f"eigen_solver must be one of {list(SPECTRAL_SOLVERS)}, got {solver!r}")
+        raise UserError(f"eigen_solver must be one of {list(SPECTRAL_SOLVERS)}, got {solver!r}")
     if solver == "dense":
         S = np.asarray(S.toarray() if hasattr(S, "toarray") else S, dtype=np.float64)
         deg = S.sum(axis=1)
         if np.any(deg <= 0):
             iso = np.flatnonzero(deg <= 0).tolist()
-            raise ValueError(f"rows {iso} have zero affinity to every other row; the Laplacian eigenmap is undefined")
+            raise UserError(f"rows {iso} have zero affinity to every other row; the Laplacian eigenmap is undefined")
         evals, evecs = scipy.linalg.eigh(np.diag(deg) - S, np.diag(deg))
         keep = np.flatnonzero(evals > 1e-9)[:n]
         Z = np.zeros((S.shape[0], n))
@@ -101,7 +103,7 @@ def spectral_embedding(S: Any, n_components: int = 2, *, solver: str = "arpack",
 
     l = S.shape[0]
     if n + 1 >= l:
-        raise ValueError(f"n_components + 1 must be < l = {l}, got n_components = {n}")
+        raise UserError(f"n_components + 1 must be < l = {l}, got n_components = {n}")
     Z = _sk_spectral_embedding(S, n_components=n, eigen_solver=solver,
                                random_state=None if random_state is None else int(random_state),
                                norm_laplacian=True, drop_first=True)
@@ -123,7 +125,7 @@ def laplacian_eigenvectors(W: sp.spmatrix, k: int, random_state: int | None = 0)
     n_comp = int(connected_components(W, directed=False)[0])
     m = k + n_comp
     if m > l:
-        raise ValueError(f"init='laplacian' needs k + #components ≤ l, got {k} + {n_comp} > {l}")
+        raise UserError(f"init='laplacian' needs k + #components ≤ l, got {k} + {n_comp} > {l}")
     if l <= 200 or m >= l - 1:
         _, vecs = np.linalg.eigh(L.toarray())
     else:
@@ -154,7 +156,7 @@ def joined_knn_graph(X: np.ndarray, n_neighbors: int) -> tuple[sp.csr_matrix, np
     n = X.shape[0]
     k = int(n_neighbors)
     if not 1 <= k < n:
-        raise ValueError(f"n_neighbors must be in [1, n - 1] = [1, {n - 1}]; got {n_neighbors}")
+        raise UserError(f"n_neighbors must be in [1, n - 1] = [1, {n - 1}]; got {n_neighbors}")
     idx, dist = nearest_neighbors(X, k, method="exact")
     G = sp.lil_matrix(sp.csr_matrix((dist.ravel(), (np.repeat(np.arange(n), k), idx.ravel())), shape=(n, n)))
     n_comp, comp = connected_components(G.tocsr(), directed=False)

@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from ..checks import check_matrix
+from ..errors import UserError
 
 __all__ = ["nearest_neighbors", "query_neighbors", "resolve_knn_method", "pair_sq_distances", "check_distance_scale",
            "METHODS", "METRICS"]
@@ -81,12 +82,12 @@ def check_distance_scale(X: np.ndarray, name: str = "X") -> None:
     if not np.isfinite(bound):
         limit = float(np.sqrt(np.finfo(np.float64).max / (4.0 * d)))
         j = int(np.argmax(top))
-        raise ValueError(f"{name} has values too large for its squared distances in float64: |x| up to "
+        raise UserError(f"{name} has values too large for its squared distances in float64: |x| up to "
                          f"{top[j]:.3g} in column {j} ({int(np.sum(top > limit))} of {d} columns above {limit:.3g}), "
                          f"so ‖x_i − x_j‖² overflows to inf and the weights W built from it would be NaN; {RESCALE}")
     if spread < np.finfo(np.float64).tiny and span.max() > 0:
         j = int(np.argmax(span))
-        raise ValueError(f"{name} has differences too small for its squared distances in float64: the largest "
+        raise UserError(f"{name} has differences too small for its squared distances in float64: the largest "
                          f"column range is {span[j]:.3g} (column {j}), so every ‖x_i − x_j‖² underflows to (nearly) "
                          f"0 and the weights W built from it would be undefined; {RESCALE}")
 
@@ -268,7 +269,7 @@ def _search_space(X: np.ndarray, metric: str) -> np.ndarray:
         return X
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
     if np.any(norms == 0.0):
-        raise ValueError("cosine metric: X has all-zero rows, whose cosine similarity is undefined")
+        raise UserError("cosine metric: X has all-zero rows, whose cosine similarity is undefined")
     return X / norms[:, None]
 
 
@@ -285,13 +286,13 @@ def query_neighbors(X_ref: np.ndarray, X_new: np.ndarray, n_neighbors: int, *, m
     from sklearn.neighbors import NearestNeighbors
 
     if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
+        raise UserError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
     X_ref, X_new = _check_X(X_ref), _check_X(X_new)
     n_ref, k = X_ref.shape[0], int(n_neighbors)
     if k != n_neighbors or not 1 <= k <= n_ref:
-        raise ValueError(f"n_neighbors must be an integer in 1..{n_ref} (the reference rows), got {n_neighbors!r}")
+        raise UserError(f"n_neighbors must be an integer in 1..{n_ref} (the reference rows), got {n_neighbors!r}")
     if X_new.shape[1] != X_ref.shape[1]:
-        raise ValueError(f"X_new has {X_new.shape[1]} columns, X_ref {X_ref.shape[1]}")
+        raise UserError(f"X_new has {X_new.shape[1]} columns, X_ref {X_ref.shape[1]}")
     X = np.vstack([X_ref, X_new])
     Xs = _search_space(X, metric)
     with sklearn.config_context(working_memory=SKLEARN_WORKING_MEMORY_MB):
@@ -360,18 +361,18 @@ def nearest_neighbors(
         ``sqrt`` unless ``squared``; cosine: ``1 − x̂_i·x̂_j``).
     """
     if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
+        raise UserError(f"unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
+        raise UserError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
     X = _check_X(X)
     l = X.shape[0]
     k = int(n_neighbors)
     if k != n_neighbors or k < 1:
-        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+        raise UserError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
     if k >= l:
-        raise ValueError(f"n_neighbors must be < the number of samples l = {l} (self is excluded), got {k}")
+        raise UserError(f"n_neighbors must be < the number of samples l = {l} (self is excluded), got {k}")
     if int(n_jobs) < 1:
-        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+        raise UserError(f"n_jobs must be a positive integer, got {n_jobs!r}")
 
     Xs = _search_space(X, metric)
 

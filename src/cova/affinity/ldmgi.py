@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 
+from ..errors import UserError
 from .knn import nearest_neighbors
 
 __all__ = ["local_matrices", "ldmgi_matrix", "ldmgi_matrix_from_distances", "ldmgi_embedding", "drop_constant"]
@@ -56,10 +57,10 @@ def _check_clique(n_neighbors: int, lam: float, l: int) -> tuple[int, float]:
     """The clique size k (an integer in [2, l]) and λ (finite, > 0), or a ValueError naming the parameter."""
     k = int(n_neighbors)
     if k != n_neighbors or not 2 <= k <= l:
-        raise ValueError(f"n_neighbors (clique size k) must be an integer in [2, l = {l}], got {n_neighbors!r}")
+        raise UserError(f"n_neighbors (clique size k) must be an integer in [2, l = {l}], got {n_neighbors!r}")
     lam = float(lam)
     if not (np.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam (λ) must be finite and > 0, got {lam}")
+        raise UserError(f"lam (λ) must be finite and > 0, got {lam}")
     return k, lam
 
 
@@ -83,7 +84,7 @@ def ldmgi_matrix_from_distances(D: np.ndarray, n_neighbors: int = 10, lam: float
     D = np.asarray(D, dtype=np.float64)
     l = D.shape[0]
     if D.ndim != 2 or D.shape != (l, l) or not np.all(np.isfinite(D)):
-        raise ValueError(f"D must be a finite square distance matrix, got shape {D.shape}")
+        raise UserError(f"D must be a finite square distance matrix, got shape {D.shape}")
     k, lam = _check_clique(n_neighbors, lam, l)
     others = D + np.diag(np.full(l, np.inf))
     ind = np.argsort(others, axis=1, kind="stable")[:, : k - 1]

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import logsumexp
 
+from ..errors import UserError
 from .knn import RESCALE
 
 __all__ = ["conditional_probabilities", "dense_conditional_probabilities", "calibrate_precisions",
@@ -113,22 +114,22 @@ def conditional_probabilities(
     """
     d2 = np.ascontiguousarray(distances_sq, dtype=np.float64)
     if d2.ndim != 2 or d2.shape[1] == 0:
-        raise ValueError(f"distances_sq must be a 2-D (l, k) array with k ≥ 1, got shape {d2.shape}")
+        raise UserError(f"distances_sq must be a 2-D (l, k) array with k ≥ 1, got shape {d2.shape}")
     if not np.all(np.isfinite(d2)) or np.any(d2 < 0):
-        raise ValueError("distances_sq must be finite and non-negative")
+        raise UserError("distances_sq must be finite and non-negative")
     k = d2.shape[1]
     perplexity = float(perplexity)
     if not (perplexity > 0.0) or not np.isfinite(perplexity):
-        raise ValueError(f"perplexity must be > 0, got {perplexity}")
+        raise UserError(f"perplexity must be > 0, got {perplexity}")
     if perplexity >= k:
-        raise ValueError(
+        raise UserError(
             f"perplexity ({perplexity}) must be < the number of candidate neighbours k = {k}; "
             "use more neighbours (typically 3·perplexity) or a smaller perplexity"
         )
     if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol}")
+        raise UserError(f"tol must be > 0, got {tol}")
     if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be ≥ 1, got {max_iter}")
+        raise UserError(f"max_iter must be ≥ 1, got {max_iter}")
     P = _calibrate(d2, math.log(perplexity), float(tol), int(max_iter))
     _check_reached(d2, P, perplexity, tol, int(max_iter))
     return P
@@ -150,7 +151,7 @@ def _check_reached(d2: np.ndarray, P: np.ndarray, perplexity: float, tol: float,
         return
     rows = np.flatnonzero(missed)
     spread = np.array([np.median(np.abs(d2[i] - d2[i].min())) for i in rows])
-    raise ValueError(f"the Gaussian bandwidth of {rows.size} of {d2.shape[0]} rows (rows {rows[:5].tolist()}"
+    raise UserError(f"the Gaussian bandwidth of {rows.size} of {d2.shape[0]} rows (rows {rows[:5].tolist()}"
                      f"{' ...' if rows.size > 5 else ''}) cannot be calibrated to perplexity {perplexity:g}: their "
                      f"squared neighbour distances (row medians above the row minimum from {np.min(spread):.3g} to "
                      f"{np.max(spread):.3g}) lie outside what its bandwidth search reaches (precision β from "
@@ -166,9 +167,9 @@ def dense_conditional_probabilities(distances_sq: np.ndarray, perplexity: float)
     D2 = np.asarray(distances_sq, dtype=np.float64)
     l = D2.shape[0]
     if D2.ndim != 2 or D2.shape[1] != l:
-        raise ValueError(f"distances_sq must be a square (l, l) matrix, got shape {D2.shape}")
+        raise UserError(f"distances_sq must be a square (l, l) matrix, got shape {D2.shape}")
     if not 0 < perplexity < l - 1:
-        raise ValueError(f"need 0 < perplexity < l − 1 = {l - 1}, got {perplexity}")
+        raise UserError(f"need 0 < perplexity < l − 1 = {l - 1}, got {perplexity}")
     off = ~np.eye(l, dtype=bool)
     P = np.zeros((l, l), dtype=np.float64)
     P[off] = conditional_probabilities(D2[off].reshape(l, l - 1), perplexity).ravel()
@@ -222,19 +223,19 @@ def calibrate_precisions(distances_sq: np.ndarray, n_neighbors: float, self_cols
     """
     D2 = np.ascontiguousarray(distances_sq, dtype=np.float64)
     if D2.ndim != 2:
-        raise ValueError(f"distances_sq must be 2-D; got shape {D2.shape}")
+        raise UserError(f"distances_sq must be 2-D; got shape {D2.shape}")
     b, n = D2.shape
     if self_cols is None:
         if b != n:
-            raise ValueError("self_cols is required when distances_sq is not square")
+            raise UserError("self_cols is required when distances_sq is not square")
         self_cols = np.arange(n)
     cols = np.ascontiguousarray(self_cols, dtype=np.int64)
     if cols.shape != (b,):
-        raise ValueError(f"self_cols must have shape ({b},), got {cols.shape}")
+        raise UserError(f"self_cols must have shape ({b},), got {cols.shape}")
     n_other = n - 1 if np.any(cols >= 0) else n
     k = float(n_neighbors)
     if not (1.0 < k < n_other):
-        raise ValueError(f"the effective number of neighbours must lie in (1, {n_other}); got {k}")
+        raise UserError(f"the effective number of neighbours must lie in (1, {n_other}); got {k}")
     return _calibrate_rows(D2, cols, math.log(k), float(tol), int(max_iter))
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..checks import check_matrix
+from ..errors import UserError
 
 __all__ = ["MAX_DENSE_ENTRIES", "WIDTHS", "gaussian_relation", "hop_distances", "hop_distance_relation",
            "symmetric_adjacency"]
@@ -31,7 +32,7 @@ WIDTHS = ("mean", "median", "max")
 
 def _check_size(m: int, n: int, what: str) -> None:
     if m * n > MAX_DENSE_ENTRIES:
-        raise ValueError(f"{what} would be a dense {m}×{n} array ({m * n:,} entries); the limit is "
+        raise UserError(f"{what} would be a dense {m}×{n} array ({m * n:,} entries); the limit is "
                          f"{MAX_DENSE_ENTRIES:,} entries (200 MB of float64). Use fewer row or column objects")
 
 
@@ -47,20 +48,20 @@ def gaussian_relation(Xr: Any, Xc: Any, width: str | float = "mean") -> tuple[np
     Xr = check_matrix(Xr, "Xr")
     Xc = check_matrix(Xc, "Xc")
     if Xr.shape[1] != Xc.shape[1]:
-        raise ValueError(f"Xr and Xc must have the same number of columns, got {Xr.shape[1]} and {Xc.shape[1]}")
+        raise UserError(f"Xr and Xc must have the same number of columns, got {Xr.shape[1]} and {Xc.shape[1]}")
     _check_size(Xr.shape[0], Xc.shape[0], "the Gaussian relation")
     D2 = cdist(Xr, Xc, "sqeuclidean")
     if isinstance(width, str):
         if width not in WIDTHS:
-            raise ValueError(f"width must be one of {list(WIDTHS)} or a positive number, got {width!r}")
+            raise UserError(f"width must be one of {list(WIDTHS)} or a positive number, got {width!r}")
         scale = float({"mean": np.mean, "median": np.median, "max": np.max}[width](D2))
     elif isinstance(width, (int, float, np.number)) and not isinstance(width, bool) and np.isfinite(width) \
             and width > 0:
         scale = float(width)
     else:
-        raise ValueError(f"width must be one of {list(WIDTHS)} or a positive number, got {width!r}")
+        raise UserError(f"width must be one of {list(WIDTHS)} or a positive number, got {width!r}")
     if scale <= 0:
-        raise ValueError(f"width {width!r}: the squared distances give scale {scale}; all points coincide")
+        raise UserError(f"width {width!r}: the squared distances give scale {scale}; all points coincide")
     return np.exp(-D2 / scale), scale
 
 
@@ -68,7 +69,7 @@ def symmetric_adjacency(A: Any) -> sp.csr_matrix:
     """The undirected simple graph of a square relation matrix: a_ij = 1 when A_ij or A_ji is non-zero, i ≠ j."""
     A = sp.csr_matrix(A)
     if A.shape[0] != A.shape[1]:
-        raise ValueError(f"the adjacency matrix must be square, got shape {A.shape}")
+        raise UserError(f"the adjacency matrix must be square, got shape {A.shape}")
     S = ((abs(A) + abs(A).T) > 0).astype(np.float64).tocsr()
     S.setdiag(0.0)
     S.eliminate_zeros()
@@ -87,7 +88,7 @@ def hop_distances(A: Any, rows: Any, cols: Any) -> np.ndarray:
     N = S.shape[0]
     for name, idx in (("rows", rows), ("cols", cols)):
         if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= N:
-            raise ValueError(f"{name} must be a non-empty list of vertex indices in 0..{N - 1}")
+            raise UserError(f"{name} must be a non-empty list of vertex indices in 0..{N - 1}")
     _check_size(rows.size, N, "the hop-distance work array (row vertices × all vertices)")
     return shortest_path(S, method="D", unweighted=True, indices=rows)[:, cols]
 
@@ -102,9 +103,9 @@ def hop_distance_relation(A: Any, rows: Any, cols: Any) -> tuple[np.ndarray, np.
     D = hop_distances(A, rows, cols)
     if not np.all(np.isfinite(D)):
         bad = int((~np.isfinite(D)).any(axis=1).sum())
-        raise ValueError(f"{bad} row vertices cannot reach some column vertex: keep one connected component "
+        raise UserError(f"{bad} row vertices cannot reach some column vertex: keep one connected component "
                          f"(the largest) before building the hop-distance relation")
     t = float(D.mean())
     if t <= 0:
-        raise ValueError("all hop distances are zero (the row and column vertices coincide)")
+        raise UserError("all hop distances are zero (the row and column vertices coincide)")
     return np.exp(-D / t), D, t

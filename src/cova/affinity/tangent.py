@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..checks import check_matrix
+from ..errors import UserError
 
 __all__ = [
     "local_svd",
@@ -59,16 +60,16 @@ _GRAM_MIN_RATIO: float = 1e-3
 def _check_knn(knn_indices: np.ndarray, m: int) -> np.ndarray:
     knn = np.asarray(knn_indices)
     if knn.ndim != 2 or knn.shape[0] != m:
-        raise ValueError(f"knn_indices must have shape (m, k) with m = {m} rows, got shape {knn.shape}")
+        raise UserError(f"knn_indices must have shape (m, k) with m = {m} rows, got shape {knn.shape}")
     if not np.issubdtype(knn.dtype, np.integer):
-        raise ValueError(f"knn_indices must have an integer dtype, got {knn.dtype}")
+        raise UserError(f"knn_indices must have an integer dtype, got {knn.dtype}")
     if knn.shape[1] < 2:
-        raise ValueError(f"knn_indices must have k >= 2 columns (the point itself and a neighbour), got {knn.shape[1]}")
+        raise UserError(f"knn_indices must have k >= 2 columns (the point itself and a neighbour), got {knn.shape[1]}")
     if knn.min() < 0 or knn.max() >= m:
-        raise ValueError(f"knn_indices must hold indices in [0, {m}), got range [{knn.min()}, {knn.max()}]")
+        raise UserError(f"knn_indices must hold indices in [0, {m}), got range [{knn.min()}, {knn.max()}]")
     knn = np.ascontiguousarray(knn, dtype=np.int64)
     if not np.array_equal(knn[:, 0], np.arange(m)):
-        raise ValueError("knn_indices[:, 0] must be each point's own index (umap-learn's convention, as returned by "
+        raise UserError("knn_indices[:, 0] must be each point's own index (umap-learn's convention, as returned by "
                          "cova.affinity.fuzzy.fuzzy_graph)")
     return knn
 
@@ -76,9 +77,9 @@ def _check_knn(knn_indices: np.ndarray, m: int) -> np.ndarray:
 def _check_P(P: sp.spmatrix | np.ndarray, m: int) -> sp.csr_matrix:
     P = sp.csr_matrix(P, dtype=np.float64)
     if P.shape != (m, m):
-        raise ValueError(f"P must have shape ({m}, {m}), got {P.shape}")
+        raise UserError(f"P must have shape ({m}, {m}), got {P.shape}")
     if P.nnz and (not np.all(np.isfinite(P.data)) or P.data.min() < 0.0):
-        raise ValueError("P must hold finite, non-negative weights")
+        raise UserError("P must hold finite, non-negative weights")
     P.sum_duplicates()
     return P
 
@@ -86,9 +87,9 @@ def _check_P(P: sp.spmatrix | np.ndarray, m: int) -> sp.csr_matrix:
 def _check_frames(frames: np.ndarray, name: str = "frames") -> np.ndarray:
     F = np.asarray(frames, dtype=np.float64)
     if F.ndim != 3 or 0 in F.shape:
-        raise ValueError(f"{name} must be a non-empty (m, n_frames, n) array, got shape {F.shape}")
+        raise UserError(f"{name} must be a non-empty (m, n_frames, n) array, got shape {F.shape}")
     if not np.all(np.isfinite(F)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise UserError(f"{name} contains NaN or infinite values")
     return F
 
 
@@ -96,7 +97,7 @@ def _check_block(block_size: int | None, per_row: int) -> int:
     if block_size is None:
         return max(1, _BLOCK_ENTRIES // max(1, per_row))
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer or None, got {block_size!r}")
+        raise UserError(f"block_size must be a positive integer or None, got {block_size!r}")
     return int(block_size)
 
 
@@ -170,7 +171,7 @@ def local_svd(
     k = knn.shape[1]
     s = min(k - 1, n)
     if isinstance(n_frames, bool) or not isinstance(n_frames, (int, np.integer)) or not 0 <= n_frames <= s:
-        raise ValueError(f"n_frames must be an integer in [0, min(k - 1, n)] = [0, {s}], got {n_frames!r}")
+        raise UserError(f"n_frames must be an integer in [0, min(k - 1, n)] = [0, {s}], got {n_frames!r}")
     L = int(n_frames)
     Pc = _check_P(P, m)
     B = _check_block(block_size, (k - 1) * n)
@@ -180,7 +181,7 @@ def local_svd(
     sqrt_w = np.sqrt(np.divide(w, wsum, out=np.zeros_like(w), where=wsum > 0.0))
 
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+        raise UserError(f"n_jobs must be a positive integer, got {n_jobs!r}")
 
     sv = np.empty((m, s), dtype=np.float64)
     frames = np.empty((m, L, n), dtype=np.float64)
@@ -238,12 +239,12 @@ def intrinsic_dimension(singular_values: np.ndarray, tau: float = 0.9) -> np.nda
     """
     S = np.asarray(singular_values, dtype=np.float64)
     if S.ndim != 2 or 0 in S.shape:
-        raise ValueError(f"singular_values must be a non-empty (m, s) array, got shape {S.shape}")
+        raise UserError(f"singular_values must be a non-empty (m, s) array, got shape {S.shape}")
     if not np.all(np.isfinite(S)) or S.min() < 0.0:
-        raise ValueError("singular_values must be finite and non-negative")
+        raise UserError("singular_values must be finite and non-negative")
     t = float(tau)
     if not 0.0 < t <= 1.0:
-        raise ValueError(f"tau must be in (0, 1], got {tau!r}")
+        raise UserError(f"tau must be in (0, 1], got {tau!r}")
     cum = np.cumsum(S * S, axis=1)
     total = cum[:, -1:]
     reached = cum >= t * total * (1.0 - 1e-12)
@@ -333,7 +334,7 @@ def align_signs(frames: np.ndarray, knn_indices: np.ndarray, root: int = 0) -> n
     m = F.shape[0]
     knn = _check_knn(knn_indices, m)
     if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < m:
-        raise ValueError(f"root must be an integer index in [0, {m}), got {root!r}")
+        raise UserError(f"root must be an integer index in [0, {m}), got {root!r}")
     A = _knn_adjacency(knn)
     order, parent = _bfs_forest(A.indptr.astype(np.int64), A.indices.astype(np.int64), int(root))
     edge_sign = np.ones(F.shape[:2], dtype=np.float64)
@@ -518,16 +519,16 @@ def smooth_frames(
     knn = _check_knn(knn_indices, m)
     k = knn.shape[1]
     if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 0:
-        raise ValueError(f"n_iter must be a non-negative integer, got {n_iter!r}")
+        raise UserError(f"n_iter must be a non-negative integer, got {n_iter!r}")
     if weighting not in SMOOTH_WEIGHTINGS:
-        raise ValueError(f"weighting must be one of {', '.join(SMOOTH_WEIGHTINGS)}, got {weighting!r}")
+        raise UserError(f"weighting must be one of {', '.join(SMOOTH_WEIGHTINGS)}, got {weighting!r}")
     La = L if n_aligned is None else n_aligned
     if isinstance(La, bool) or not isinstance(La, (int, np.integer)) or not 1 <= La <= L:
-        raise ValueError(f"n_aligned must be None or an integer in [1, {L}], got {n_aligned!r}")
+        raise UserError(f"n_aligned must be None or an integer in [1, {L}], got {n_aligned!r}")
     La = int(La)
     if weighting == "fuzzy":
         if P is None:
-            raise ValueError("P is required for weighting='fuzzy'")
+            raise UserError("P is required for weighting='fuzzy'")
         w = np.ones((m, k), dtype=np.float64)
         w[:, 1:] = _neighbour_weights(_check_P(P, m), knn)
     else:
@@ -555,7 +556,7 @@ def principal_angle_cosine(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     if A.ndim < 2 or B.ndim < 2 or A.shape[-1] != B.shape[-1]:
-        raise ValueError(f"A and B must be (..., d, n) frames with the same n, got shapes {A.shape} and {B.shape}")
+        raise UserError(f"A and B must be (..., d, n) frames with the same n, got shapes {A.shape} and {B.shape}")
     s = np.linalg.svd(A @ np.swapaxes(B, -1, -2), compute_uv=False)
     return np.clip(s, 0.0, 1.0).mean(axis=-1)
 
@@ -569,7 +570,7 @@ def _check_components(components: np.ndarray | None, p: int) -> np.ndarray | Non
         return None
     C = check_matrix(components, "components")
     if C.shape[0] != p:
-        raise ValueError(f"components must have shape ({p}, n) to match frames of dimension {p}, got {C.shape}")
+        raise UserError(f"components must have shape ({p}, n) to match frames of dimension {p}, got {C.shape}")
     return C
 
 
@@ -607,12 +608,12 @@ def feature_importance(
         dd = np.full(m, L, dtype=np.int64)
     elif np.ndim(d) == 0:
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 1 <= d <= L:
-            raise ValueError(f"d must be an integer in [1, {L}], an (m,) integer array or None, got {d!r}")
+            raise UserError(f"d must be an integer in [1, {L}], an (m,) integer array or None, got {d!r}")
         dd = np.full(m, int(d), dtype=np.int64)
     else:
         dd = np.asarray(d)
         if dd.shape != (m,) or not np.issubdtype(dd.dtype, np.integer) or dd.min() < 1:
-            raise ValueError(f"d as an array must be ({m},) integers >= 1, got shape {dd.shape}, dtype {dd.dtype}")
+            raise UserError(f"d as an array must be ({m},) integers >= 1, got shape {dd.shape}, dtype {dd.dtype}")
         dd = np.minimum(dd.astype(np.int64), L)
     B = _check_block(block_size, L * n)
     out = np.empty((m, n), dtype=np.float64)
@@ -652,10 +653,10 @@ def feature_loadings(
     F = _check_frames(frames)
     m, L, p = F.shape
     if L < 2:
-        raise ValueError(f"frames must have at least 2 rows per point for the loading arrows, got {L}")
+        raise UserError(f"frames must have at least 2 rows per point for the loading arrows, got {L}")
     E = np.asarray(frame_embedding, dtype=np.float64)
     if E.shape != (m, 2, 2) or not np.all(np.isfinite(E)):
-        raise ValueError(f"frame_embedding must be a finite ({m}, 2, 2) array, got shape {E.shape}")
+        raise UserError(f"frame_embedding must be a finite ({m}, 2, 2) array, got shape {E.shape}")
     C = _check_components(components, p)
     V = F[:, :2]
     if C is not None:
@@ -686,7 +687,7 @@ def reduce_features(
     """
     X = check_matrix(X, "X", contiguous=True)
     if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
-        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+        raise UserError(f"n_components must be a positive integer, got {n_components!r}")
     m, n = X.shape
     p = int(n_components)
     if n <= p:

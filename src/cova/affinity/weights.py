@@ -23,6 +23,8 @@ from cova.affinity.knn import METHODS, _check_X, nearest_neighbors, pair_sq_dist
 from cova.affinity.perplexity import conditional_probabilities
 from cova.constraints import POSITIVE, POSITIVE_INT, Declaration, Kinds, StrOptions, declare, real
 
+from ..errors import UserError
+
 __all__ = [
     "KINDS",
     "build_weights",
@@ -44,7 +46,7 @@ def _as_csr(W: Any) -> sp.csr_matrix:
     """A float64 CSR copy of a sparse or dense square matrix."""
     W = sp.csr_matrix(W, dtype=np.float64, copy=True)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be a square matrix, got shape {W.shape}")
+        raise UserError(f"W must be a square matrix, got shape {W.shape}")
     W.sum_duplicates()
     return W
 
@@ -91,7 +93,7 @@ def symmetrize_normalize(W: Any) -> sp.csr_matrix:
     """
     W = _as_csr(W)
     if W.nnz and (not np.all(np.isfinite(W.data)) or np.any(W.data < 0)):
-        raise ValueError("W must have finite, non-negative entries")
+        raise UserError("W must have finite, non-negative entries")
     coo = W.tocoo()
     off = coo.row != coo.col
     W = sp.csr_matrix((coo.data[off], (coo.row[off], coo.col[off])), shape=W.shape)
@@ -99,7 +101,7 @@ def symmetrize_normalize(W: Any) -> sp.csr_matrix:
     W = _finalize(W)
     total = W.data.sum()
     if not total > 0:
-        raise ValueError("W has zero total off-diagonal weight; cannot normalise to unit sum")
+        raise UserError("W has zero total off-diagonal weight; cannot normalise to unit sum")
     W.data /= total
     return W
 
@@ -114,10 +116,10 @@ def supervised_shrink(W: Any, labels: np.ndarray, lam: float) -> sp.csr_matrix:
     W = _as_csr(W)
     labels = np.asarray(labels).ravel()
     if labels.shape[0] != W.shape[0]:
-        raise ValueError(f"labels has {labels.shape[0]} entries but W is {W.shape[0]}×{W.shape[1]}")
+        raise UserError(f"labels has {labels.shape[0]} entries but W is {W.shape[0]}×{W.shape[1]}")
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"shrink factor lam must be finite and ≥ 0, got {lam}")
+        raise UserError(f"shrink factor lam must be finite and ≥ 0, got {lam}")
     coo = W.tocoo()
     data = np.where(labels[coo.row] != labels[coo.col], lam * coo.data, coo.data)
     return symmetrize_normalize(sp.csr_matrix((data, (coo.row, coo.col)), shape=W.shape))
@@ -154,7 +156,7 @@ def max_pairwise_distance(X: np.ndarray, block_size: int = 2048) -> float:
         return 0.0
     B = int(block_size)
     if B < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        raise UserError(f"block_size must be a positive integer, got {block_size!r}")
     Xc = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", Xc, Xc)
     tau = 16.0 * (d + 5) * np.finfo(np.float64).eps * float(sq.max())
@@ -219,7 +221,7 @@ def gaussian_perplexity(
     perplexity = float(perplexity)
     k = min(l - 1, int(3 * perplexity)) if n_neighbors is None else int(n_neighbors)
     if not (0 < perplexity < k):
-        raise ValueError(
+        raise UserError(
             f"need 0 < perplexity < n_neighbors; got perplexity = {perplexity}, n_neighbors = {k} (l = {l})"
         )
     ind, d2 = nearest_neighbors(X, k, metric="euclidean", method=method, random_state=random_state, n_jobs=n_jobs,
@@ -311,9 +313,9 @@ def build_weights(X: np.ndarray, kind: str, *, labels: np.ndarray | None = None,
     kinds raise ``ValueError``; a kind's function checks its own parameters.
     """
     if kind not in KINDS:
-        raise ValueError(f"unknown W kind {kind!r}; allowed: {', '.join(KINDS)}")
+        raise UserError(f"unknown W kind {kind!r}; allowed: {', '.join(KINDS)}")
     if shrink is not None and labels is None:
-        raise ValueError("shrink (Eq. 3) needs the cohort labels: pass labels=...")
+        raise UserError("shrink (Eq. 3) needs the cohort labels: pass labels=...")
     W = KINDS[kind](X, **params)
     if shrink is not None:
         W = supervised_shrink(W, labels, shrink)

@@ -22,6 +22,7 @@ from scipy.spatial.distance import cdist
 from scipy.special import ndtr
 
 from ..constraints import UNIT, StrOptions, declare
+from ..errors import UserError
 from .labels import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
 
 __all__ = [
@@ -43,18 +44,18 @@ DENSITIES: tuple[str, ...] = ("normal", "student_t", "raw", "cdf")
 def _check_lambda_p(lambda_p: float) -> float:
     lam = float(lambda_p)
     if not (0.0 <= lam < 1.0):
-        raise ValueError(f"lambda_p must satisfy 0 <= lambda_p < 1 (typically << 1), got {lambda_p!r}")
+        raise UserError(f"lambda_p must satisfy 0 <= lambda_p < 1 (typically << 1), got {lambda_p!r}")
     return lam
 
 
 def _check_R(R: ArrayLike, y: np.ndarray, name: str = "R") -> np.ndarray:
     R = np.asarray(R, dtype=np.float64)
     if R.ndim != 2 or R.shape[0] != y.shape[0]:
-        raise ValueError(f"{name} must have shape ({y.shape[0]}, c) to match labels, got {R.shape}")
+        raise UserError(f"{name} must have shape ({y.shape[0]}, c) to match labels, got {R.shape}")
     if y.max() >= R.shape[1]:
-        raise ValueError(f"labels contain cohort index {int(y.max())} but {name} has only {R.shape[1]} columns")
+        raise UserError(f"labels contain cohort index {int(y.max())} but {name} has only {R.shape[1]} columns")
     if not np.all(np.isfinite(R)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise UserError(f"{name} contains NaN or infinite values")
     return R
 
 
@@ -163,18 +164,18 @@ def probability_confidence(
     """
     lam = _check_lambda_p(lambda_p)
     if density not in DENSITIES:
-        raise ValueError(f"density must be one of {list(DENSITIES)}, got {density!r}")
+        raise UserError(f"density must be one of {list(DENSITIES)}, got {density!r}")
     y, _ = _check_labels(labels)
     S = np.asarray(S, dtype=np.float64)
     if S.ndim != 2 or S.shape[0] != y.shape[0]:
-        raise ValueError(f"S must have shape ({y.shape[0]}, c) to match labels, got {S.shape}")
+        raise UserError(f"S must have shape ({y.shape[0]}, c) to match labels, got {S.shape}")
     c = S.shape[1]
     if y.max() >= c:
-        raise ValueError(f"labels contain cohort index {int(y.max())} but S has only {c} columns")
+        raise UserError(f"labels contain cohort index {int(y.max())} but S has only {c} columns")
     rows = np.arange(y.shape[0])
     s_own = S[rows, y]
     if not np.all(np.isfinite(s_own)):
-        raise ValueError("S has NaN or infinite own-cohort entries")
+        raise UserError("S has NaN or infinite own-cohort entries")
     p = np.ones_like(s_own)
     for j in range(c):
         idx = np.flatnonzero(y == j)
@@ -230,35 +231,35 @@ def confidence_matrix(
 
     if kind == "eq10":
         if W is None:
-            raise ValueError("W is required for kind='eq10' (got None)")
+            raise UserError("W is required for kind='eq10' (got None)")
         R = graph_confidence(W, y, c)
     elif kind == "eq11":
         if W is None:
-            raise ValueError("W is required for kind='eq11' (got None)")
+            raise UserError("W is required for kind='eq11' (got None)")
         R = rescale(graph_confidence(W, y, c), y, lambda_p)
     else:
         if source == "eq9":
             if X is None:
-                raise ValueError("X is required for kind='eq12' with source='eq9' (got None)")
+                raise UserError("X is required for kind='eq12' with source='eq9' (got None)")
             S = similarity_to_centres(X, y, c)
         else:
             if W is None:
-                raise ValueError("W is required for kind='eq12' with source='eq10' (got None)")
+                raise UserError("W is required for kind='eq12' with source='eq10' (got None)")
             S = graph_confidence(W, y, c)
         R = probability_confidence(S, y, lambda_p=lambda_p, density=density)
 
     if not np.all(np.isfinite(R)) or R.min() < 0:
-        raise ValueError(f"confidence matrix ({kind}) has negative or non-finite entries")
+        raise UserError(f"confidence matrix ({kind}) has negative or non-finite entries")
     if kind in ("eq11", "eq12"):
         own = R[np.arange(y.shape[0]), y]
         bad = np.flatnonzero(~(own > 0))
         if bad.size:
-            raise ValueError(
+            raise UserError(
                 f"confidence matrix ({kind}): {bad.size} samples have a zero own-cohort confidence "
                 f"(first: sample {int(bad[0])}, cohort {int(y[bad[0]])}); "
                 "with eq11 use lambda_p > 0 or check that every sample has within-cohort neighbours in W"
             )
     total = R.sum()
     if not total > 0:
-        raise ValueError(f"confidence matrix ({kind}) is identically zero; check W and labels")
+        raise UserError(f"confidence matrix ({kind}) is identically zero; check W and labels")
     return R / total

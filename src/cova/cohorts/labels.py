@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..checks import check_graph, check_labels, check_matrix
+from ..errors import UserError
 
 __all__ = ["label_matrix"]
 
@@ -28,7 +29,7 @@ def _cohort_means(X: np.ndarray, y: np.ndarray, c: int) -> np.ndarray:
     n = _cohort_sizes(y, c)
     if np.any(n == 0):
         empty = np.flatnonzero(n == 0).tolist()
-        raise ValueError(f"cohort centres are undefined for empty cohorts {empty} (check labels / n_cohorts)")
+        raise UserError(f"cohort centres are undefined for empty cohorts {empty} (check labels / n_cohorts)")
     Y = label_matrix(y, c)
     return np.asarray(Y.T @ X) / n[:, None]
 

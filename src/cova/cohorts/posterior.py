@@ -22,6 +22,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from ..affinity.distances import squared_distances
 from ..constraints import POSITIVE, POSITIVE_INT, SEED_OR_NONE, StrOptions, integer
+from ..errors import UserError
 from ..progress import Progress
 
 __all__ = ["ClassPosterior", "posterior_arrays", "posterior_from_arrays", "training_fingerprint",
@@ -174,11 +175,11 @@ class ClassPosterior(BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y).ravel()
         if X.ndim != 2 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"X must be (n, d) and y (n,); got {X.shape} and {y.shape}")
+            raise UserError(f"X must be (n, d) and y (n,); got {X.shape} and {y.shape}")
         self.classes_, codes = np.unique(y, return_inverse=True)
         C = len(self.classes_)
         if C < 2:
-            raise ValueError("ClassPosterior needs at least two classes")
+            raise UserError("ClassPosterior needs at least two classes")
         n, d = X.shape
         rng = np.random.default_rng(self.random_state)
         if self.n_components == "auto":
@@ -192,12 +193,12 @@ class ClassPosterior(BaseEstimator):
         else:
             sigmas = [float(self.sigma)]
         if not all(s > 0 for s in sigmas):
-            raise ValueError(f"sigma must be positive; got {self.sigma!r}")
+            raise UserError(f"sigma must be positive; got {self.sigma!r}")
         self.cv_scores_: dict[tuple[int, float], float] = {}
         if len(Ks) * len(sigmas) > 1:
             folds = int(min(self.n_folds, np.bincount(codes).min()))
             if folds < 2:
-                raise ValueError("'auto' needs at least 2 samples per class for the CV folds")
+                raise UserError("'auto' needs at least 2 samples per class for the CV folds")
             skf = StratifiedKFold(n_splits=folds, shuffle=True, random_state=self.random_state)
             splits = list(skf.split(X, codes))
             for K in Ks:
@@ -275,7 +276,7 @@ def learning_metric_distances(posterior: ClassPosterior, X: np.ndarray, n_pieces
     n = X.shape[0]
     T = int(n_pieces)
     if T < 1:
-        raise ValueError(f"n_pieces must be a positive integer; got {n_pieces!r}")
+        raise UserError(f"n_pieces must be a positive integer; got {n_pieces!r}")
     M = posterior.means_
     logbeta = posterior._logbeta                                       # (C, K)
     C, K = logbeta.shape

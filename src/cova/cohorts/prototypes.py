@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 
 from ..affinity.graphs import spectral_embedding
 from ..constraints import POSITIVE, POSITIVE_INT, UNIT, ListOf, StrOptions, declare
+from ..errors import UserError
 from ..manifolds import TSNE_SCHEDULE, Euclidean, momentum_gradient_descent, tsne_learning_rate
 from ..objectives.kl import joint_kl_small
 from ..objectives.semidefinite import gram_embedding
@@ -56,12 +57,12 @@ def normalize_prototypes(P: ArrayLike, rho: float = 3.0) -> np.ndarray:
     """
     P = np.asarray(P, dtype=np.float64)
     if P.ndim != 2 or P.shape[0] < 1:
-        raise ValueError(f"P must be a (c, k) array with c >= 1, got shape {P.shape}")
+        raise UserError(f"P must be a (c, k) array with c >= 1, got shape {P.shape}")
     if not np.all(np.isfinite(P)):
-        raise ValueError("P contains NaN or infinite values")
+        raise UserError("P contains NaN or infinite values")
     rho = float(rho)
     if not (np.isfinite(rho) and rho > 0):
-        raise ValueError(f"rho must be a positive finite number, got {rho!r}")
+        raise UserError(f"rho must be a positive finite number, got {rho!r}")
     Pc = P - P.mean(axis=0)
     rms = float(np.sqrt(np.mean(np.sum(Pc * Pc, axis=1))))
     if rms == 0.0 or rms <= 1e-12 * float(np.abs(P).max()):
@@ -92,13 +93,13 @@ def classical_mds(D: ArrayLike, n_components: int = 2) -> np.ndarray:
     D = _check_square(D, "D")
     c = D.shape[0]
     if D.min() < 0:
-        raise ValueError("D must be a non-negative distance matrix")
+        raise UserError("D must be a non-negative distance matrix")
     if not np.allclose(D, D.T, rtol=1e-10, atol=1e-12 * max(1.0, float(D.max()))):
-        raise ValueError("D must be symmetric")
+        raise UserError("D must be symmetric")
     if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or not (
         1 <= n_components <= c
     ):
-        raise ValueError(f"n_components must be an int in 1..{c} (the number of cohorts), got {n_components!r}")
+        raise UserError(f"n_components must be an int in 1..{c} (the number of cohorts), got {n_components!r}")
     D2 = 0.5 * (D + D.T)
     D2 = D2 * D2
     B = -0.5 * (D2 - D2.mean(axis=0)[None, :] - D2.mean(axis=1)[:, None] + D2.mean())
@@ -145,12 +146,12 @@ def _as_similarity(M: np.ndarray, kind: str, method: str) -> np.ndarray:
     """A non-negative similarity from M: a distance goes through :func:`gaussian_similarity`."""
     if kind == "distance":
         if M.min() < 0:
-            raise ValueError("a distance matrix M must be non-negative")
+            raise UserError("a distance matrix M must be non-negative")
         S = gaussian_similarity(M)
     else:
         S = M
     if S.min() < 0:
-        raise ValueError(f"a similarity matrix M must be non-negative for {method}")
+        raise UserError(f"a similarity matrix M must be non-negative for {method}")
     return S
 
 
@@ -160,7 +161,7 @@ def _tsne_affinity(M: np.ndarray, kind: str) -> np.ndarray:
     np.fill_diagonal(P, 0.0)
     total = P.sum()
     if not total > 0:
-        raise ValueError("t-SNE affinity is all zero off the diagonal; the cohorts have no proximity information")
+        raise UserError("t-SNE affinity is all zero off the diagonal; the cohorts have no proximity information")
     return P / total
 
 
@@ -239,21 +240,21 @@ def _embed_best_of_seeds(
     """Shared validation + best-of-``n_seeds`` driver of :func:`tsne_prototypes` and :func:`sne_prototypes`."""
     M = _check_square(M, "M")
     if kind not in ("similarity", "distance"):
-        raise ValueError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
+        raise UserError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
     for name, val, lo in (("n_components", n_components, 1), ("n_seeds", n_seeds, 1), ("n_iter", n_iter, 1)):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
-            raise ValueError(f"{name} must be an int >= {lo}, got {val!r}")
+            raise UserError(f"{name} must be an int >= {lo}, got {val!r}")
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
-        raise ValueError(f"random_state must be a non-negative int, got {random_state!r}")
+        raise UserError(f"random_state must be a non-negative int, got {random_state!r}")
     c = M.shape[0]
     if isinstance(learning_rate, str):
         if learning_rate != "auto":
-            raise ValueError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
+            raise UserError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
         eta = float(auto_rate(c))
     else:
         eta = float(learning_rate)
         if not (np.isfinite(eta) and eta > 0):
-            raise ValueError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
+            raise UserError(f"learning_rate must be 'auto' or a positive float, got {learning_rate!r}")
     if c == 1:
         return np.zeros((1, n_components))
     P = _tsne_affinity(M, kind)
@@ -310,9 +311,9 @@ def laplacian_prototypes(
     """
     M = _check_square(M, "M")
     if kind not in ("similarity", "distance"):
-        raise ValueError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
+        raise UserError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
     if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
-        raise ValueError(f"n_components must be an int >= 1, got {n_components!r}")
+        raise UserError(f"n_components must be an int >= 1, got {n_components!r}")
     c = M.shape[0]
     if c == 1:
         return np.zeros((1, n_components))
@@ -322,7 +323,7 @@ def laplacian_prototypes(
     deg = S.sum(axis=1)
     if np.any(deg <= 0):
         iso = np.flatnonzero(deg <= 0).tolist()
-        raise ValueError(f"cohorts {iso} have zero similarity to every other cohort; Laplacian eigenmaps undefined")
+        raise UserError(f"cohorts {iso} have zero similarity to every other cohort; Laplacian eigenmaps undefined")
     return spectral_embedding(S, int(n_components), solver="dense")
 
 
@@ -339,10 +340,10 @@ def ordinal_triples(M: ArrayLike, *, kind: Literal["similarity", "distance"] = "
     """
     M = _check_square(M, "M")
     if kind not in ("similarity", "distance"):
-        raise ValueError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
+        raise UserError(f"kind must be one of ['similarity', 'distance'], got {kind!r}")
     k = int(n_neighbors)
     if isinstance(n_neighbors, bool) or k < 1:
-        raise ValueError(f"n_neighbors must be an int >= 1, got {n_neighbors!r}")
+        raise UserError(f"n_neighbors must be an int >= 1, got {n_neighbors!r}")
     S = M if kind == "similarity" else -M
     c = S.shape[0]
     out = []
@@ -461,10 +462,10 @@ def ring_prototypes(c: int, rho: float = 3.0) -> np.ndarray:
     For c >= 2 the ring is centred with RMS radius exactly rho.
     """
     if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
-        raise ValueError(f"c must be a positive int, got {c!r}")
+        raise UserError(f"c must be a positive int, got {c!r}")
     rho = float(rho)
     if not (np.isfinite(rho) and rho > 0):
-        raise ValueError(f"rho must be a positive finite number, got {rho!r}")
+        raise UserError(f"rho must be a positive finite number, got {rho!r}")
     t = 2.0 * np.pi * np.arange(c) / c
     return rho * np.column_stack([np.cos(t), np.sin(t)])
 
@@ -478,7 +479,7 @@ def randomize_prototypes(P: ArrayLike, fraction: float, random_state: int = 0) -
     P = np.array(P, dtype=np.float64)
     fraction = float(fraction)
     if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"random_fraction must be in [0, 1], got {fraction}")
+        raise UserError(f"random_fraction must be in [0, 1], got {fraction}")
     c = P.shape[0]
     m = int(np.floor(fraction * c + 0.5))
     if m == 0:
@@ -549,16 +550,16 @@ def make_prototypes(
     y, c = _check_labels(labels, n_cohorts)
     if kind == "means":
         if X is None:
-            raise ValueError("X is required for prototype kind='means' (got None)")
+            raise UserError("X is required for prototype kind='means' (got None)")
         return cohort_means(X, y, c)
     if kind == "ring":
         P = ring_prototypes(c, rho)
     elif kind == "given":
         if given is None:
-            raise ValueError("given is required for prototype kind='given' (got None)")
+            raise UserError("given is required for prototype kind='given' (got None)")
         P = np.asarray(given, dtype=np.float64)
         if P.ndim != 2 or P.shape[0] != c:
-            raise ValueError(f"given must have shape ({c}, k), one row per cohort, got {P.shape}")
+            raise UserError(f"given must have shape ({c}, k), one row per cohort, got {P.shape}")
     else:
         M, mtype = cohort_proximity(
             proximity, X=X, W=W, labels=y, n_cohorts=c, matrix=matrix, matrix_kind=matrix_kind,

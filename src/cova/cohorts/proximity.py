@@ -16,6 +16,7 @@ from scipy.spatial.distance import cdist
 
 from ..affinity.graphs import knn_graph
 from ..checks import check_square
+from ..errors import UserError
 from .labels import _check_labels, _check_W, _check_X, _cohort_means, _cohort_sizes, label_matrix
 
 __all__ = [
@@ -73,12 +74,12 @@ def pair_distances(
     n = _cohort_sizes(y, c)
     if np.any(n == 0):
         empty = np.flatnonzero(n == 0).tolist()
-        raise ValueError(f"Eq. 4 pair distances are undefined for empty cohorts {empty} (check labels / n_cohorts)")
+        raise UserError(f"Eq. 4 pair distances are undefined for empty cohorts {empty} (check labels / n_cohorts)")
     if block_size is None:
         b = max(1, _PAIR_BLOCK_ENTRIES // l)
     else:
         if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-            raise ValueError(f"block_size must be a positive int or None, got {block_size!r}")
+            raise UserError(f"block_size must be a positive int or None, got {block_size!r}")
         b = int(block_size)
     Y = label_matrix(y, c)  # (l, c) sparse
     T = np.zeros((c, c), dtype=np.float64)
@@ -109,7 +110,7 @@ def centroid_cosine(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = Non
     norms = np.linalg.norm(mu, axis=1)
     if np.any(norms == 0):
         zero = np.flatnonzero(norms == 0).tolist()
-        raise ValueError(f"cosine similarity is undefined for cohorts {zero} whose mean is the zero vector")
+        raise UserError(f"cosine similarity is undefined for cohorts {zero} whose mean is the zero vector")
     U = mu / norms[:, None]
     S = np.clip(U @ U.T, 0.0, 1.0)
     S = 0.5 * (S + S.T)
@@ -124,23 +125,23 @@ def check_given_matrix(matrix: ArrayLike | None, c: int, matrix_kind: str = "dis
     1e-12 * max(1, max|M|); non-negative. Returns the exactly symmetrised matrix 0.5 (M + Mᵀ).
     """
     if matrix_kind not in MATRIX_KINDS:
-        raise ValueError(f"matrix_kind must be one of {list(MATRIX_KINDS)}, got {matrix_kind!r}")
+        raise UserError(f"matrix_kind must be one of {list(MATRIX_KINDS)}, got {matrix_kind!r}")
     if matrix is None:
-        raise ValueError("matrix is required for proximity kind='given' (got None)")
+        raise UserError("matrix is required for proximity kind='given' (got None)")
     try:
         M = np.asarray(matrix, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"matrix must be a numeric (c, c) array: {exc}") from exc
+        raise UserError(f"matrix must be a numeric (c, c) array: {exc}") from exc
     if M.shape != (c, c):
-        raise ValueError(f"matrix must have shape ({c}, {c}), one row and column per cohort, got {M.shape}")
+        raise UserError(f"matrix must have shape ({c}, {c}), one row and column per cohort, got {M.shape}")
     if not np.all(np.isfinite(M)):
-        raise ValueError("matrix contains NaN or infinite values")
+        raise UserError("matrix contains NaN or infinite values")
     tol = 1e-12 * max(1.0, float(np.abs(M).max()))
     asym = float(np.abs(M - M.T).max())
     if asym > tol:
-        raise ValueError(f"matrix must be symmetric (max |M - Mᵀ| = {asym:.3g} > {tol:.3g})")
+        raise UserError(f"matrix must be symmetric (max |M - Mᵀ| = {asym:.3g} > {tol:.3g})")
     if M.min() < 0:
-        raise ValueError(f"matrix must be non-negative (minimum entry {float(M.min()):.3g})")
+        raise UserError(f"matrix must be non-negative (minimum entry {float(M.min()):.3g})")
     return 0.5 * (M + M.T)
 
 
@@ -154,18 +155,18 @@ def gaussian_similarity(D: ArrayLike, sigma: float | None = None) -> np.ndarray:
     D = _check_square(D, "D")
     c = D.shape[0]
     if D.min() < 0:
-        raise ValueError("D must be a non-negative distance matrix")
+        raise UserError("D must be a non-negative distance matrix")
     if c == 1:
         return np.zeros((1, 1))
     if sigma is None:
         off = D[~np.eye(c, dtype=bool)]
         sig = float(np.median(off))
         if not sig > 0:
-            raise ValueError("sigma=None uses the median off-diagonal distance, which is 0 here; pass sigma > 0")
+            raise UserError("sigma=None uses the median off-diagonal distance, which is 0 here; pass sigma > 0")
     else:
         sig = float(sigma)
         if not (np.isfinite(sig) and sig > 0):
-            raise ValueError(f"sigma must be a positive finite number or None, got {sigma!r}")
+            raise UserError(f"sigma must be a positive finite number or None, got {sigma!r}")
     S = np.exp(-(D * D) / (2.0 * sig * sig))
     np.fill_diagonal(S, 0.0)
     return S
@@ -200,7 +201,7 @@ def citation_similarity(theta: ArrayLike | sp.spmatrix, labels: ArrayLike, n_coh
     y, c = _check_labels(labels, n_cohorts)
     T = sp.csr_matrix(theta, dtype=np.float64)
     if T.shape != (y.shape[0], y.shape[0]):
-        raise ValueError(f"the citation matrix must be ({y.shape[0]}, {y.shape[0]}), got {T.shape}")
+        raise UserError(f"the citation matrix must be ({y.shape[0]}, {y.shape[0]}), got {T.shape}")
     Y = label_matrix(y, c)
     C = np.asarray((Y.T @ (T + T.T) @ Y).todense(), dtype=np.float64)
     n = _cohort_sizes(y, c).astype(np.float64)
@@ -213,7 +214,7 @@ def cluster_graph(X: ArrayLike, labels: ArrayLike, n_cohorts: int | None = None,
     S = centroid_cosine(X, labels, n_cohorts)
     c = S.shape[0]
     if not 1 <= n_neighbors < c:
-        raise ValueError(f"cluster_graph needs 1 <= n_neighbors < c = {c}, got {n_neighbors}")
+        raise UserError(f"cluster_graph needs 1 <= n_neighbors < c = {c}, got {n_neighbors}")
     return knn_graph(S, n_neighbors, kind="similarity").astype(np.float64)
 
 
@@ -247,23 +248,23 @@ def cohort_proximity(
     ``matrix`` is only accepted with ``kind="given"``.
     """
     if kind not in PROXIMITY_KINDS:
-        raise ValueError(f"proximity kind must be one of {list(PROXIMITY_KINDS)}, got {kind!r}")
+        raise UserError(f"proximity kind must be one of {list(PROXIMITY_KINDS)}, got {kind!r}")
     if kind == "given":
         _, c = _check_labels(labels, n_cohorts)
         return check_given_matrix(matrix, c, matrix_kind), str(matrix_kind)
     if matrix is not None:
-        raise ValueError(f"matrix is only used with proximity kind='given', got kind={kind!r}")
+        raise UserError(f"matrix is only used with proximity kind='given', got kind={kind!r}")
     if kind == "citation":
         if relations is None:
-            raise ValueError("proximity kind='citation' needs a dataset with a relation matrix (e.g. Cora's citations)")
+            raise UserError("proximity kind='citation' needs a dataset with a relation matrix (e.g. Cora's citations)")
         return citation_similarity(relations, labels, n_cohorts), "similarity"
     if kind == "cluster_graph":
         if X is None:
-            raise ValueError("X is required for proximity kind='cluster_graph' (got None)")
+            raise UserError("X is required for proximity kind='cluster_graph' (got None)")
         return cluster_graph(X, labels, n_cohorts, graph_neighbors), "similarity"
     if kind in ("centres", "centres_gaussian", "pairs", "centroid_cosine"):
         if X is None:
-            raise ValueError(f"X is required for proximity kind={kind!r} (got None)")
+            raise UserError(f"X is required for proximity kind={kind!r} (got None)")
         if kind == "pairs":
             return pair_distances(X, labels, n_cohorts), "distance"
         if kind == "centroid_cosine":
@@ -273,5 +274,5 @@ def cohort_proximity(
             return D, "distance"
         return gaussian_similarity(D), "similarity"
     if W is None:
-        raise ValueError("W is required for proximity kind='graph' (got None)")
+        raise UserError("W is required for proximity kind='graph' (got None)")
     return graph_similarity(W, labels, n_cohorts), "similarity"

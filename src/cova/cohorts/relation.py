@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..affinity.distances import squared_distances
 from ..checks import check_matrix
+from ..errors import UserError
 from .labels import _check_labels
 
 __all__ = ["relation_features", "RelationFeatures", "compacted_features", "resolve_n_prototypes"]
@@ -36,14 +37,14 @@ def resolve_n_prototypes(n_prototypes: int | float, n_samples: int) -> int:
     """The number k̃ of sample prototypes: an int is capped at l (all samples when l ≤ k̃, as for Compound's 399 <
     500); a float in (0, 1] is a fraction of l, ``max(1, round(fraction·l))`` (Cora: 15% → 406)."""
     if isinstance(n_prototypes, bool):
-        raise ValueError(f"n_prototypes must be a positive int or a fraction in (0, 1], got {n_prototypes!r}")
+        raise UserError(f"n_prototypes must be a positive int or a fraction in (0, 1], got {n_prototypes!r}")
     if isinstance(n_prototypes, (int, np.integer)):
         if n_prototypes < 1:
-            raise ValueError(f"n_prototypes must be >= 1, got {n_prototypes}")
+            raise UserError(f"n_prototypes must be >= 1, got {n_prototypes}")
         return int(min(int(n_prototypes), n_samples))
     frac = float(n_prototypes)
     if not (0.0 < frac <= 1.0):
-        raise ValueError(f"a fractional n_prototypes must lie in (0, 1], got {n_prototypes!r}")
+        raise UserError(f"a fractional n_prototypes must lie in (0, 1], got {n_prototypes!r}")
     return int(min(n_samples, max(1, round(frac * n_samples))))
 
 
@@ -125,7 +126,7 @@ def relation_features(X: ArrayLike, n_prototypes: int | float = 500, sigma: floa
         sigma = _median_distance(X, Q, d2)
     sigma = float(sigma)
     if not (np.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be a positive finite number, got {sigma!r} (all points coincide?)")
+        raise UserError(f"sigma must be a positive finite number, got {sigma!r} (all points coincide?)")
     return _kernel_from_sq(d2, sigma), q, sigma
 
 
@@ -162,10 +163,10 @@ class RelationFeatures(TransformerMixin, BaseEstimator):
     def transform(self, X: ArrayLike) -> np.ndarray:
         """F_new = [φ_r(x)]ᵀ (n, k̃) for new samples, with the fitted q_j and σ_F (uncentred)."""
         if not hasattr(self, "sigma_"):
-            raise ValueError("RelationFeatures is not fitted yet; call fit first")
+            raise UserError("RelationFeatures is not fitted yet; call fit first")
         X = _check_matrix(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the fitted transformer expects {self.n_features_in_}")
+            raise UserError(f"X has {X.shape[1]} features, the fitted transformer expects {self.n_features_in_}")
         return _kernel(X, self.sample_prototypes_, self.sigma_)
 
 
@@ -209,24 +210,24 @@ def compacted_features(S: ArrayLike | sp.spmatrix, labels_rep: ArrayLike, n_neig
     if Ss is None:
         Sd = np.asarray(S, dtype=np.float64)
         if Sd.ndim != 2:
-            raise ValueError(f"S must be a 2-D (l, r) matrix, got shape {Sd.shape}")
+            raise UserError(f"S must be a 2-D (l, r) matrix, got shape {Sd.shape}")
         rows, cols = np.indices(Sd.shape).reshape(2, -1)
         Ss = sp.coo_matrix((Sd.ravel(), (rows, cols)), shape=Sd.shape)
     l, r = Ss.shape
     if y.shape[0] != r:
-        raise ValueError(f"labels_rep has {y.shape[0]} entries but S has {r} columns (representatives)")
+        raise UserError(f"labels_rep has {y.shape[0]} entries but S has {r} columns (representatives)")
     if not np.all(np.isfinite(Ss.data)):
-        raise ValueError("S contains NaN or infinite values")
+        raise UserError("S contains NaN or infinite values")
     rows, cols, vals = Ss.row.astype(np.int64), Ss.col.astype(np.int64), Ss.data.copy()
     if self_indices is not None:
         si = np.asarray(self_indices, dtype=np.int64)
         if si.shape != (r,) or si.min(initial=0) < 0 or si.max(initial=0) >= l:
-            raise ValueError(f"self_indices must be ({r},) sample indices in 0..{l - 1}")
+            raise UserError(f"self_indices must be ({r},) sample indices in 0..{l - 1}")
         vals[si[cols] == rows] = 0.0
     if n_neighbors is not None:
         h = int(n_neighbors)
         if h < 1:
-            raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+            raise UserError(f"n_neighbors must be >= 1, got {n_neighbors}")
         candidate = np.ones(vals.size, dtype=bool)
         if self_indices is not None:
             candidate = si[cols] != rows
@@ -238,6 +239,6 @@ def compacted_features(S: ArrayLike | sp.spmatrix, labels_rep: ArrayLike, n_neig
     S_tilde = sp.csr_matrix((vals, (rows, cols)), shape=(l, r))
     counts = np.bincount(y, minlength=c).astype(np.float64)
     if np.any(counts == 0):
-        raise ValueError(f"cohorts {np.flatnonzero(counts == 0).tolist()} have no representative: M is singular")
+        raise UserError(f"cohorts {np.flatnonzero(counts == 0).tolist()} have no representative: M is singular")
     Yp = sp.csr_matrix((np.ones(r), (np.arange(r), y)), shape=(r, c))
     return np.asarray((S_tilde @ Yp).todense()) / counts[None, :]

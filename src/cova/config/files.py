@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from ..constraints import UserError
+from ..errors import UserError
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
 #: where an overlay's ``overlay.base`` is looked up when the caller names no directory: the project root

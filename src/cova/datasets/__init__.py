@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..errors import UserError
 from ..lazy import LazyNames
 from .base import Dataset
 from .fetch import verify_manifest
@@ -63,7 +64,7 @@ def raw_source(loader: str, params: Mapping[str, Any] | None = None) -> str | No
     user-supplied paths given in their parameters, not fetched files.
     """
     if loader not in LOADERS:
-        raise ValueError(f"unknown dataset loader {loader!r}; allowed: {sorted(LOADERS)}")
+        raise UserError(f"unknown dataset loader {loader!r}; allowed: {sorted(LOADERS)}")
     if loader == "mnist" and (params or {}).get("split", "test") in ("train", "all"):
         return "mnist_train"
     return RAW_SOURCES.get(loader)
@@ -78,15 +79,15 @@ def load(name: str, raw_dir: str | os.PathLike | None = None, **params: Any) -> 
     values.
     """
     if name not in LOADERS:
-        raise ValueError(f"unknown dataset loader {name!r}; allowed: {sorted(LOADERS)}")
+        raise UserError(f"unknown dataset loader {name!r}; allowed: {sorted(LOADERS)}")
     loader = LOADERS[name]
     allowed = set(inspect.signature(loader).parameters) - {"raw_dir"}
     unknown = set(params) - allowed
     if unknown:
-        raise ValueError(f"dataset loader {name!r} got unknown parameters {sorted(unknown)}; allowed: {sorted(allowed)}")
+        raise UserError(f"dataset loader {name!r} got unknown parameters {sorted(unknown)}; allowed: {sorted(allowed)}")
     if "raw_dir" in inspect.signature(loader).parameters:
         if raw_dir is None:
-            raise ValueError(f"dataset loader {name!r} reads fetched files: give raw_dir (the folder of fetch "
+            raise UserError(f"dataset loader {name!r} reads fetched files: give raw_dir (the folder of fetch "
                              f"source {raw_source(name, params)!r})")
         verify_manifest(raw_dir)
         return loader(raw_dir, **params)

@@ -25,6 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..constraints import SEED, ListOf, declare, integer, real
+from ..errors import UserError
 from .base import Dataset
 from .mnist import mnist
 
@@ -66,12 +67,12 @@ def mlp_input_gradient(clf: MLPClassifier, X: np.ndarray, y: np.ndarray) -> np.n
     ``y`` holds class labels (values of ``clf.classes_``). Returns a float64 array of the shape of ``X``.
     """
     if clf.activation != "relu" or clf.out_activation_ != "softmax":
-        raise ValueError(f"mlp_input_gradient needs a ReLU MLP with a softmax output, got activation "
+        raise UserError(f"mlp_input_gradient needs a ReLU MLP with a softmax output, got activation "
                          f"{clf.activation!r} and output {clf.out_activation_!r}")
     X = np.asarray(X, dtype=np.float64)
     cls = np.searchsorted(clf.classes_, y)
     if np.any(cls >= len(clf.classes_)) or np.any(clf.classes_[np.minimum(cls, len(clf.classes_) - 1)] != y):
-        raise ValueError(f"y must hold labels of the classifier, one of {clf.classes_.tolist()}")
+        raise UserError(f"y must hold labels of the classifier, one of {clf.classes_.tolist()}")
     pre = []  # pre-activations z_1 .. z_L
     a = X
     for W, b in zip(clf.coefs_, clf.intercepts_):
@@ -96,7 +97,7 @@ def fgsm(X: np.ndarray, gradient: np.ndarray, epsilon: float) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     gradient = np.asarray(gradient, dtype=np.float64)
     if gradient.shape != X.shape:
-        raise ValueError(f"gradient must have the shape of X {X.shape}, got {gradient.shape}")
+        raise UserError(f"gradient must have the shape of X {X.shape}, got {gradient.shape}")
     return np.clip(X + epsilon * np.sign(gradient), 0.0, 1.0)
 
 
@@ -142,7 +143,7 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
     X, y = clean.X, clean.labels
     n = len(y)
     if n_train > n - N_CLASSES:
-        raise ValueError(f"n_train must be at most {n - N_CLASSES} (the MNIST test set has {n} images and at least "
+        raise UserError(f"n_train must be at most {n - N_CLASSES} (the MNIST test set has {n} images and at least "
                          f"{N_CLASSES} must be held out to attack), got {n_train}")
     from sklearn.model_selection import train_test_split
 
@@ -155,7 +156,7 @@ def mnist_fgsm(raw_dir: str | os.PathLike, epsilon: float = 0.3, n_train: int = 
         if n_attack is not None and n_attack < len(attacked):
             attacked = np.sort(np.random.default_rng([seed, 0xA77AC]).choice(attacked, n_attack, replace=False))
         if len(attacked) == 0:
-            raise ValueError(f"the classifier (hidden={list(widths)}, max_iter={max_iter}, n_train={n_train}) "
+            raise UserError(f"the classifier (hidden={list(widths)}, max_iter={max_iter}, n_train={n_train}) "
                              "classifies no held-out image correctly: nothing to attack")
         X_adv = fgsm(X[attacked], mlp_input_gradient(clf, X[attacked], y[attacked]), epsilon)
         adv_pred = clf.predict(X_adv).astype(np.int64)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
 from ..io import FileError, arrays_digest, read_npz, save_npz_atomic
 
 #: ``meta`` keys that may hold one name per sample, in order of preference.
@@ -45,23 +46,23 @@ class Dataset:
         self.labels = np.asarray(self.labels, dtype=np.int64)
         self.label_names = [str(n) for n in self.label_names]
         if self.X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {self.X.shape}")
+            raise UserError(f"X must be 2-D, got shape {self.X.shape}")
         if self.labels.shape != (self.X.shape[0],):
-            raise ValueError(f"labels must have shape ({self.X.shape[0]},), got {self.labels.shape}")
+            raise UserError(f"labels must have shape ({self.X.shape[0]},), got {self.labels.shape}")
         if not np.all(np.isfinite(self.X)):
             bad = int((~np.isfinite(self.X)).any(axis=1).sum())
-            raise ValueError(f"X has {bad} rows with NaN or infinite values; clean or impute them first")
+            raise UserError(f"X has {bad} rows with NaN or infinite values; clean or impute them first")
         c = len(self.label_names)
         if self.labels.size and (self.labels.min() < 0 or self.labels.max() >= c):
-            raise ValueError(f"labels must lie in 0..{c - 1} (one name per cohort)")
+            raise UserError(f"labels must lie in 0..{c - 1} (one name per cohort)")
         if self.relations is not None:
             self.relations = sp.csr_matrix(self.relations)
         if self.ground_truth is not None:
             self.ground_truth = np.ascontiguousarray(self.ground_truth, dtype=np.float64)
             if self.ground_truth.ndim != 2 or self.ground_truth.shape[0] != self.X.shape[0]:
-                raise ValueError(f"ground_truth must have shape ({self.X.shape[0]}, q), got {self.ground_truth.shape}")
+                raise UserError(f"ground_truth must have shape ({self.X.shape[0]}, q), got {self.ground_truth.shape}")
             if not np.all(np.isfinite(self.ground_truth)):
-                raise ValueError("ground_truth has NaN or infinite values")
+                raise UserError("ground_truth has NaN or infinite values")
 
     @property
     def n_samples(self) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 from PIL import Image
 
 from ..constraints import IntOptions, declare
+from ..errors import UserError
 from .base import Dataset
 
 N_OBJECTS, N_POSES, SIDE = 20, 72, 128
@@ -43,7 +44,7 @@ def coil20(raw_dir: str | os.PathLike, size: int = 128) -> Dataset:
     for i, path in enumerate(paths):
         with Image.open(path) as im:
             if im.mode != "L" or im.size != (SIDE, SIDE):
-                raise ValueError(f"{path}: expected an 8-bit grayscale (mode 'L') {SIDE}x{SIDE} image, "
+                raise UserError(f"{path}: expected an 8-bit grayscale (mode 'L') {SIDE}x{SIDE} image, "
                                  f"got mode {im.mode!r} size {im.size}")
             images[i] = np.asarray(im)
     X = images.astype(np.float64) / 255.0

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..constraints import declare
+from ..errors import UserError
 from .base import Dataset
 
 
@@ -25,10 +26,10 @@ def compound(raw_dir: str | os.PathLike) -> Dataset:
     path = Path(raw_dir) / "Compound.txt"
     data = np.loadtxt(path, dtype=np.float64, ndmin=2)
     if data.shape[1] != 3:
-        raise ValueError(f"{path}: expected 3 columns (x, y, label), got {data.shape[1]}")
+        raise UserError(f"{path}: expected 3 columns (x, y, label), got {data.shape[1]}")
     values, labels = np.unique(data[:, 2], return_inverse=True)
     if not np.allclose(values, np.round(values)):
-        raise ValueError(f"{path}: labels must be integers, got {values}")
+        raise UserError(f"{path}: labels must be integers, got {values}")
     names = [f"cluster {int(v)}" for v in values]
     return Dataset(data[:, :2], labels, names, meta={
         "source": "Compound (Zahn 1971), Joensuu Compound.txt", "n_samples": int(len(data)),

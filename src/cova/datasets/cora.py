@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints import declare
+from ..errors import UserError
 from .base import Dataset
 
 
@@ -41,19 +42,19 @@ def cora(raw_dir: str | os.PathLike) -> Dataset:
     words = content.iloc[:, 1:-1].to_numpy(dtype=np.int8)
     classes = content.iloc[:, -1].to_numpy()
     if not np.isin(words, (0, 1)).all():
-        raise ValueError(f"{raw_dir / 'cora.content'}: word features must be 0/1")
+        raise UserError(f"{raw_dir / 'cora.content'}: word features must be 0/1")
     if len(set(ids)) != len(ids):
-        raise ValueError(f"{raw_dir / 'cora.content'}: repeated paper ids")
+        raise UserError(f"{raw_dir / 'cora.content'}: repeated paper ids")
     names, labels = np.unique(classes, return_inverse=True)  # sorted names -> alphabetical class order
 
     cites = pd.read_csv(raw_dir / "cora.cites", sep="\t", header=None, dtype=str).to_numpy()
     if cites.ndim != 2 or cites.shape[1] != 2:
-        raise ValueError(f"{raw_dir / 'cora.cites'}: expected two tab-separated ids per line")
+        raise UserError(f"{raw_dir / 'cora.cites'}: expected two tab-separated ids per line")
     index = pd.Index(ids)
     cited, citing = index.get_indexer(cites[:, 0]), index.get_indexer(cites[:, 1])
     unknown = (cited < 0) | (citing < 0)
     if unknown.any():
-        raise ValueError(f"{raw_dir / 'cora.cites'}: {int(unknown.sum())} lines name papers not in cora.content")
+        raise UserError(f"{raw_dir / 'cora.cites'}: {int(unknown.sum())} lines name papers not in cora.content")
     l = len(ids)
     self_loops = citing == cited
     pairs = np.unique(citing.astype(np.int64) * l + cited)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from ..errors import UserError
 from ..io import file_mode
 from .sources import SOURCES, Source, check_relative_name, source_file_name
 
@@ -372,7 +373,7 @@ def _extract(archive: Path, kind: str, wanted: dict[str, str], dest: Path, url: 
                         with zf.open(info) as fobj:
                             take(info.filename, targets[info.filename], fobj)
         else:
-            raise ValueError(f"unknown archive kind {kind!r}")
+            raise UserError(f"unknown archive kind {kind!r}")
     except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         raise _AttemptFailed(f"cannot read the {kind} archive ({e!r}); {len(got)} files were installed "
                              "before the error") from None
@@ -607,7 +608,7 @@ def _resolve(source: Source | str) -> Source:
     if isinstance(source, Source):
         return source
     if source not in SOURCES:
-        raise ValueError(f"unknown dataset source {source!r}; known: {sorted(SOURCES)}")
+        raise UserError(f"unknown dataset source {source!r}; known: {sorted(SOURCES)}")
     return SOURCES[source]
 
 
@@ -676,7 +677,7 @@ def fetch_file(url_or_path: str | os.PathLike, sha256: str | None, dest_dir: str
     """
     digest = (sha256 or "").strip().lower()
     if digest and not _SHA256.fullmatch(digest):
-        raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
+        raise UserError(f"sha256 must be 64 hex digits, got {sha256!r}")
     text = os.fspath(url_or_path)
     if _is_url(text):
         name = source_file_name(text, filename)
@@ -698,10 +699,10 @@ def fetch_file(url_or_path: str | os.PathLike, sha256: str | None, dest_dir: str
                              "directories, or correct the path)")
         name, urls = path.name, []
     if not name:
-        raise ValueError(f"cannot tell a file name from {text!r}")
+        raise UserError(f"cannot tell a file name from {text!r}")
     check_relative_name(name)
     if not digest:
-        raise ValueError(f"a sha256 is required to download {text!r}; compute it with `sha256sum <file>` on a "
+        raise UserError(f"a sha256 is required to download {text!r}; compute it with `sha256sum <file>` on a "
                          "trusted copy and give it in the config")
     dest = Path(dest_dir)
     hint = (f"To provide the file: put {name} in a mirror directory listed under data.mirrors in the config or in "

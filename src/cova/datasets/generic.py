@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..constraints import NON_EMPTY_STR, ListOf, StrOptions, declare, integer
+from ..errors import UserError
 from .base import Dataset
 from .fetch import verify_listed
 
@@ -55,7 +56,7 @@ def encode_labels(values: Any, label_names: Sequence[str] | None = None) -> tupl
     values = np.asarray(values)
     if values.dtype.kind in "OUSb":
         if label_names is not None:
-            raise ValueError("label_names is only for integer labels; string labels name themselves")
+            raise UserError("label_names is only for integer labels; string labels name themselves")
         names, labels = np.unique(_as_strings(values.ravel()), return_inverse=True)
         return labels.astype(np.int64), [str(n) for n in names]
     values = values.ravel()
@@ -64,7 +65,7 @@ def encode_labels(values: Any, label_names: Sequence[str] | None = None) -> tupl
     if label_names is not None:
         label_names = [str(n) for n in label_names]
         if not integral or uniq.min() < 0 or uniq.max() >= len(label_names):
-            raise ValueError(f"with label_names ({len(label_names)} names) labels must be integers in "
+            raise UserError(f"with label_names ({len(label_names)} names) labels must be integers in "
                              f"0..{len(label_names) - 1}; got values from {uniq.min()} to {uniq.max()}")
         names = [label_names[int(u)] for u in uniq]
     else:
@@ -95,7 +96,7 @@ def _nan_rows(X: np.ndarray, label_missing: np.ndarray, where: str, rows: str = 
             at += f"; infinite (inf or -inf) in {infinite}"
     what = "NaN or missing values (features or label)" if not inf.any() else (
         "NaN, infinite or missing values (features or label)")
-    raise ValueError(f"{where}: {int(bad.sum())} of {len(bad)} rows have {what}, {at}; clean or impute them first "
+    raise UserError(f"{where}: {int(bad.sum())} of {len(bad)} rows have {what}, {at}; clean or impute them first "
                      "(an infinite value is no coordinate: replace it or drop the row)")
 
 
@@ -109,14 +110,14 @@ def _read_text(path: Path, sep: str, header: bool, na_values: Sequence[str] | No
         df = pd.read_csv(path, sep=SEPARATORS[sep], header=0 if header else None,
                          na_values=list(na_values) if na_values else None)
     except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: the file is empty (no header and no data rows)") from None
+        raise UserError(f"{path}: the file is empty (no header and no data rows)") from None
     except pd.errors.ParserError as e:
-        raise ValueError(f"{path}: cannot be read as {sep}-separated text ({str(e).strip()}); check sep "
+        raise UserError(f"{path}: cannot be read as {sep}-separated text ({str(e).strip()}); check sep "
                          f"({', '.join(SEPARATORS)}) and header") from None
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a UTF-8 text file ({e}); is the format right?") from None
+        raise UserError(f"{path}: not a UTF-8 text file ({e}); is the format right?") from None
     if len(df) == 0:
-        raise ValueError(f"{path}: the file has a header row ({_columns(df)}) but no data rows" if header else f"{path}: the file has no data rows")
+        raise UserError(f"{path}: the file has a header row ({_columns(df)}) but no data rows" if header else f"{path}: the file has no data rows")
     return df
 
 
@@ -140,16 +141,16 @@ def _resolve(df: Any, key: Any, header: bool, what: str, path: Path) -> Any:
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         n = df.shape[1]
         if not -n <= key < n:
-            raise ValueError(f"{path}: {what} column index {key} is out of range: the file has {n} columns "
+            raise UserError(f"{path}: {what} column index {key} is out of range: the file has {n} columns "
                              f"(0..{n - 1}, or -1 for the last)")
         return df.columns[int(key)]
     if not isinstance(key, str):
-        raise ValueError(f"{path}: a {what} column is given by name (str) or 0-based index (int), got {key!r}")
+        raise UserError(f"{path}: a {what} column is given by name (str) or 0-based index (int), got {key!r}")
     if not header:
-        raise ValueError(f"{path}: the file has no header row (header: false), so give the {what} column by its "
+        raise UserError(f"{path}: the file has no header row (header: false), so give the {what} column by its "
                          f"0-based index (-1 for the last), not by name {key!r}")
     if key not in df.columns:
-        raise ValueError(f"{path}: no {what} column {key!r}; {_columns(df)}")
+        raise UserError(f"{path}: no {what} column {key!r}; {_columns(df)}")
     return key
 
 
@@ -200,19 +201,19 @@ def _text_features(df: Any, label_col: Any, features: Any, header: bool, path: P
                 raise _token_error(path, df, col, header, found)
             ignored.append(col)
         if not cols:
-            raise ValueError(f"{path}: no numeric feature columns besides the label {_describe(label_col, header)}"
+            raise UserError(f"{path}: no numeric feature columns besides the label {_describe(label_col, header)}"
                              + (f" (not numeric: {[str(c) for c in ignored]})" if ignored else ""))
         return cols, ignored
     listed = [features] if isinstance(features, (str, int)) else list(features)
     absent = [c for c in listed if isinstance(c, str) and header and c not in df.columns]
     if absent:
-        raise ValueError(f"{path}: feature columns {absent} not found; {_columns(df)}")
+        raise UserError(f"{path}: feature columns {absent} not found; {_columns(df)}")
     cols = [_resolve(df, c, header, "feature", path) for c in listed]
     for col in cols:
         if not pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col]):
             found = _bad_token(df, col)
             if found is None:
-                raise ValueError(f"{path}: feature {_describe(col, header)} is not numeric")
+                raise UserError(f"{path}: feature {_describe(col, header)} is not numeric")
             raise _token_error(path, df, col, header, found)
     return cols, []
 
@@ -243,13 +244,13 @@ def _from_text(path: Path, label: Any, features: Any, sep: str, header: bool,
 
 def _npz_array(arrays: Any, name: str, what: str, path: Path, label: str) -> np.ndarray:
     if name not in arrays.files:
-        raise ValueError(f"{path}: no {what} array {name!r}; available: {sorted(arrays.files)}")
+        raise UserError(f"{path}: no {what} array {name!r}; available: {sorted(arrays.files)}")
     try:
         return np.asarray(arrays[name])
     except ValueError as e:
         if "allow_pickle" not in str(e):
             raise
-        raise ValueError(f"{path}: array {name!r} holds pickled Python objects (dtype object), which are never "
+        raise UserError(f"{path}: array {name!r} holds pickled Python objects (dtype object), which are never "
                          f"loaded (unpickling can run code). Re-save it with plain arrays, e.g. "
                          f"np.savez('{path.name}', X=np.asarray(X, dtype=float), "
                          f"{label}=np.asarray(labels, dtype=str))") from None
@@ -261,7 +262,7 @@ def _from_arrays(path: Path, fmt: str, label: str | None, fname: str) -> tuple[n
         try:
             arrays = np.load(path, allow_pickle=False)
         except (zipfile.BadZipFile, OSError, ValueError) as e:
-            raise ValueError(f"{path}: not an .npz archive ({e}); write it with np.savez") from None
+            raise UserError(f"{path}: not an .npz archive ({e}); write it with np.savez") from None
         with arrays:
             X = _npz_array(arrays, fname, "features", path, label or "labels")
             y = (np.zeros(len(X), dtype=np.int64) if label is None
@@ -272,11 +273,11 @@ def _from_arrays(path: Path, fmt: str, label: str | None, fname: str) -> tuple[n
     try:
         mat = scipy.io.loadmat(path)
     except NotImplementedError as e:  # v7.3 files are HDF5
-        raise ValueError(f"{path}: MATLAB v7.3 (HDF5) files are not supported; save with -v7 or use .npz") from e
+        raise UserError(f"{path}: MATLAB v7.3 (HDF5) files are not supported; save with -v7 or use .npz") from e
     for name, what in ((fname, "features"), (label, "label")):
         if name is not None and name not in mat:
             avail = sorted(k for k in mat if not k.startswith("__"))
-            raise ValueError(f"{path}: no {what} array {name!r}; available: {avail}")
+            raise UserError(f"{path}: no {what} array {name!r}; available: {avail}")
     X = np.asarray(mat[fname])
     return X, np.zeros(len(X), dtype=np.int64) if label is None else np.asarray(mat[label])
 
@@ -285,11 +286,11 @@ def _format(path: Path, format: str | None, sep: str | None) -> tuple[str, str |
     suffix = path.suffix.lstrip(".").lower()
     fmt = (format or ("csv" if suffix in TEXT_SUFFIXES else suffix)).lower()
     if fmt not in FORMATS:
-        raise ValueError(f"{path}: unknown format {fmt!r}; allowed: {list(FORMATS)} (give format= or a suffix: "
+        raise UserError(f"{path}: unknown format {fmt!r}; allowed: {list(FORMATS)} (give format= or a suffix: "
                          f"{sorted(set(FORMATS) - {'csv'} | set(TEXT_SUFFIXES))})")
     if fmt != "csv":
         if sep is not None:
-            raise ValueError(f"{path}: sep is only for delimited text (format csv), not {fmt}")
+            raise UserError(f"{path}: sep is only for delimited text (format csv), not {fmt}")
         return fmt, None
     return fmt, sep or TEXT_SUFFIXES.get(suffix, "comma")
 
@@ -338,17 +339,17 @@ def generic(path: str | os.PathLike, label: Column | None = None, features: Colu
     if not path.is_file():
         raise FileNotFoundError(f"generic dataset file {path} not found")
     if fmt != "csv" and (not header or na_values):
-        raise ValueError(f"{path}: header and na_values are only for delimited text (format csv), not {fmt}")
+        raise UserError(f"{path}: header and na_values are only for delimited text (format csv), not {fmt}")
     verify_listed(path)
     extra: dict[str, Any] = {}
     if fmt == "csv":
         X, y_raw, feature_names, extra = _from_text(path, label, features, sep or "comma", header, na_values)
     else:
         if label is not None and not isinstance(label, str):
-            raise ValueError(f"{path}: for {fmt} files label is the name of an array (obs column for h5ad), "
+            raise UserError(f"{path}: for {fmt} files label is the name of an array (obs column for h5ad), "
                              f"got {label!r}")
         if features is not None and not isinstance(features, str):
-            raise ValueError(f"{fmt}: features must be the name of one 2-D array, got {features!r}")
+            raise UserError(f"{fmt}: features must be the name of one 2-D array, got {features!r}")
         if fmt == "h5ad":
             from .h5ad import read_h5ad
 
@@ -366,22 +367,22 @@ def generic(path: str | os.PathLike, label: Column | None = None, features: Colu
         if X.ndim == 1:
             X = X[:, None]
         if X.ndim != 2:
-            raise ValueError(f"{path}: features {features or 'X'!r} must be 2-D, got shape {X.shape}")
+            raise UserError(f"{path}: features {features or 'X'!r} must be 2-D, got shape {X.shape}")
         if len(y_raw) != X.shape[0]:
-            raise ValueError(f"{path}: {X.shape[0]} feature rows but {len(y_raw)} labels")
+            raise UserError(f"{path}: {X.shape[0]} feature rows but {len(y_raw)} labels")
         _nan_rows(X, y_missing, str(path))
         feature_names = list(range(X.shape[1]))
     if X.shape[0] < 2:
-        raise ValueError(f"{path}: {X.shape[0]} data rows; a data set needs at least 2")
+        raise UserError(f"{path}: {X.shape[0]} data rows; a data set needs at least 2")
     if label is None:  # data without labels: one cohort, which the config check and the scores know
         if label_names is not None:
-            raise ValueError(f"{path}: label_names names the classes of a label column, but no label is given")
+            raise UserError(f"{path}: label_names names the classes of a label column, but no label is given")
         labels, names = np.zeros(X.shape[0], dtype=np.int64), [UNLABELLED]
     else:
         labels, names = encode_labels(y_raw, label_names)
     constant = np.ptp(X, axis=0) == 0
     if constant.all():
-        raise ValueError(f"{path}: all {X.shape[1]} features are constant")
+        raise UserError(f"{path}: all {X.shape[1]} features are constant")
     dropped = [feature_names[k] for k in np.flatnonzero(constant)]
     X = X[:, ~constant]
     if "feature_names" in extra:

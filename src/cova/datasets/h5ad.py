@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
+
 SPARSE = {"csr_matrix": sp.csr_matrix, "csc_matrix": sp.csc_matrix}
 
 
@@ -54,7 +56,7 @@ def _matrix(node: Any, where: str, path: Path) -> np.ndarray:
         return np.asarray(node[()], dtype=np.float64)
     kind = _attr(node, "encoding-type")
     if kind not in SPARSE:
-        raise ValueError(f"{path}: {where} has encoding {kind!r}; expected a dense array, csr_matrix or csc_matrix")
+        raise UserError(f"{path}: {where} has encoding {kind!r}; expected a dense array, csr_matrix or csc_matrix")
     shape = tuple(int(s) for s in node.attrs["shape"])
     matrix = SPARSE[kind]((node["data"][()], node["indices"][()], node["indptr"][()]), shape=shape)
     return matrix.toarray().astype(np.float64)
@@ -78,7 +80,7 @@ def _column(node: Any, name: str, path: Path) -> tuple[np.ndarray, np.ndarray]:
     if kind.startswith("nullable-"):
         values = np.asarray(node["values"][()])
         return values, np.asarray(node["mask"][()], dtype=bool)
-    raise ValueError(f"{path}: obs column {name!r} has encoding {kind!r}, which cannot be read as labels")
+    raise UserError(f"{path}: obs column {name!r} has encoding {kind!r}, which cannot be read as labels")
 
 
 def read_h5ad(path: Path, label: str | None, features: str | None) -> H5adArrays:
@@ -92,17 +94,17 @@ def read_h5ad(path: Path, label: str | None, features: str | None) -> H5adArrays
     try:
         f = h5py.File(path, "r")
     except OSError as e:
-        raise ValueError(f"{path}: not an HDF5 (.h5ad) file ({e})") from e
+        raise UserError(f"{path}: not an HDF5 (.h5ad) file ({e})") from e
     try:
         with f:
             if "obs" not in f or "var" not in f or _attr(f["obs"], "encoding-type") != "dataframe":
-                raise ValueError(f"{path}: not an AnnData file of anndata 0.7 or later (needs obs and var dataframes); "
+                raise UserError(f"{path}: not an AnnData file of anndata 0.7 or later (needs obs and var dataframes); "
                                  "re-save it with a current anndata (adata.write_h5ad)")
             obs = f["obs"]
             index = _attr(obs, "_index", "_index")
             columns = [str(c) for c in obs.attrs.get("column-order", [])]
             if label is not None and label not in columns:
-                raise ValueError(f"{path}: no obs column {label!r} for the labels; obs columns: {columns}")
+                raise UserError(f"{path}: no obs column {label!r} for the labels; obs columns: {columns}")
             sample_names = [str(s) for s in _strings(obs[index])]
             if label is None:
                 labels, missing = np.zeros(len(sample_names), dtype=np.int64), np.zeros(len(sample_names), dtype=bool)
@@ -118,14 +120,14 @@ def read_h5ad(path: Path, label: str | None, features: str | None) -> H5adArrays
             else:
                 found = sorted(f["layers"]) if "layers" in f else []
                 found += sorted(f["obsm"]) if "obsm" in f else []
-                raise ValueError(f"{path}: no matrix {features or 'X'!r}; features may be 'X' or one of the layers "
+                raise UserError(f"{path}: no matrix {features or 'X'!r}; features may be 'X' or one of the layers "
                                  f"and obsm matrices {found}")
     except (KeyError, OSError, TypeError, IndexError, AttributeError) as err:  # h5py on damaged or odd internals
         reason = str(err).split("\n")[0][:200] or type(err).__name__
-        raise ValueError(f"{path}: the .h5ad file is damaged or not laid out as anndata writes it ({reason}); "
+        raise UserError(f"{path}: the .h5ad file is damaged or not laid out as anndata writes it ({reason}); "
                          "re-save it with a current anndata (adata.write_h5ad) or restore it from its source") from None
     if X.ndim != 2 or X.shape[0] != len(labels):
-        raise ValueError(f"{path}: {where} has shape {X.shape}, but obs has {len(labels)} rows")
+        raise UserError(f"{path}: {where} has shape {X.shape}, but obs has {len(labels)} rows")
     return H5adArrays(X, labels, missing, sample_names, names)
 
 

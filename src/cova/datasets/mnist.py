@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..constraints import SEED, StrOptions, declare, integer
+from ..errors import UserError
 from .base import Dataset
 
 #: IDX type code (third magic byte) -> big-endian numpy dtype.
@@ -49,22 +50,22 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         else:
             raw = path.read_bytes()
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-        raise ValueError(f"IDX file {path}: corrupt or truncated gzip stream ({e})") from e
+        raise UserError(f"IDX file {path}: corrupt or truncated gzip stream ({e})") from e
     if len(raw) < 4:
-        raise ValueError(f"IDX file {path}: only {len(raw)} bytes, too short for the 4-byte magic number")
+        raise UserError(f"IDX file {path}: only {len(raw)} bytes, too short for the 4-byte magic number")
     if raw[0] != 0 or raw[1] != 0 or raw[2] not in IDX_DTYPES:
-        raise ValueError(f"IDX file {path}: bad magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type code "
+        raise UserError(f"IDX file {path}: bad magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type code "
                          f"TT in {[hex(t) for t in IDX_DTYPES]}); not an IDX file?")
     dtype, ndim = np.dtype(IDX_DTYPES[raw[2]]), raw[3]
     header = 4 + 4 * ndim
     if len(raw) < header:
-        raise ValueError(f"IDX file {path}: truncated header ({len(raw)} bytes, {header} needed for {ndim} dims)")
+        raise UserError(f"IDX file {path}: truncated header ({len(raw)} bytes, {header} needed for {ndim} dims)")
     shape = tuple(int(s) for s in np.frombuffer(raw, ">u4", count=ndim, offset=4))
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     found = len(raw) - header
     if found != expected:
         kind = "truncated" if found < expected else "has trailing bytes"
-        raise ValueError(f"IDX file {path}: {kind}: shape {shape} of {dtype} needs {expected} data bytes, "
+        raise UserError(f"IDX file {path}: {kind}: shape {shape} of {dtype} needs {expected} data bytes, "
                          f"found {found}")
     return np.frombuffer(raw, dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
 
@@ -82,13 +83,13 @@ def _read_pair(dirs: list[Path], prefix: str) -> tuple[np.ndarray, np.ndarray]:
     images = read_idx(_idx_file(dirs, f"{prefix}-images-idx3-ubyte"))
     labels = read_idx(_idx_file(dirs, f"{prefix}-labels-idx1-ubyte"))
     if images.ndim != 3 or images.dtype != np.uint8:
-        raise ValueError(f"{raw_dir}/{prefix}-images: expected a 3-D ubyte IDX (magic 2051), got {images.dtype} "
+        raise UserError(f"{raw_dir}/{prefix}-images: expected a 3-D ubyte IDX (magic 2051), got {images.dtype} "
                          f"{images.shape}")
     if labels.ndim != 1 or labels.dtype != np.uint8:
-        raise ValueError(f"{raw_dir}/{prefix}-labels: expected a 1-D ubyte IDX (magic 2049), got {labels.dtype} "
+        raise UserError(f"{raw_dir}/{prefix}-labels: expected a 1-D ubyte IDX (magic 2049), got {labels.dtype} "
                          f"{labels.shape}")
     if images.shape[0] != labels.shape[0]:
-        raise ValueError(f"{raw_dir}/{prefix}: {images.shape[0]} images but {labels.shape[0]} labels")
+        raise UserError(f"{raw_dir}/{prefix}: {images.shape[0]} images but {labels.shape[0]} labels")
     return images, labels
 
 
@@ -99,7 +100,7 @@ def per_class_subset(y: np.ndarray, n_per_class: int, random_state: int) -> np.n
     cut to ``n_per_class`` (all rows if the class is smaller); the kept indices are then sorted.
     """
     if n_per_class < 1:
-        raise ValueError(f"n_per_class must be >= 1, got {n_per_class}")
+        raise UserError(f"n_per_class must be >= 1, got {n_per_class}")
     rng = np.random.default_rng(random_state)
     keep = np.concatenate([rng.permutation(np.flatnonzero(y == j))[:n_per_class] for j in np.unique(y)])
     return np.sort(keep)

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..constraints import NON_EMPTY_STR, SEED, declare, integer
+from ..errors import UserError
 from .base import Dataset
 from .generic import encode_labels
 from .mnist import per_class_subset
@@ -33,15 +34,15 @@ def _read(features: Path, labels: str | os.PathLike | None) -> tuple[np.ndarray,
     suffix = features.suffix.lower()
     if suffix == ".npy":
         if labels is None:
-            raise ValueError(f"{features}: .npy features need a separate labels .npy (pass labels=PATH)")
+            raise UserError(f"{features}: .npy features need a separate labels .npy (pass labels=PATH)")
         return (np.load(features, allow_pickle=False), np.load(labels, allow_pickle=False), None)
     if labels is not None:
-        raise ValueError(f"{features}: labels=PATH is only for .npy features; {suffix} files carry their labels")
+        raise UserError(f"{features}: labels=PATH is only for .npy features; {suffix} files carry their labels")
     if suffix == ".npz":
         with np.load(features, allow_pickle=False) as f:
             missing = [k for k in ("X", "labels") if k not in f.files]
             if missing:
-                raise ValueError(f"{features}: missing arrays {missing}; found {f.files}")
+                raise UserError(f"{features}: missing arrays {missing}; found {f.files}")
             names = [str(n) for n in f["label_names"]] if "label_names" in f.files else None
             return f["X"], f["labels"], names
     if suffix in (".h5", ".hdf5"):
@@ -53,12 +54,12 @@ def _read(features: Path, labels: str | os.PathLike | None) -> tuple[np.ndarray,
         with h5py.File(features, "r") as f:
             missing = [k for k in ("X", "labels") if k not in f]
             if missing:
-                raise ValueError(f"{features}: missing datasets {missing}; found {list(f)}")
+                raise UserError(f"{features}: missing datasets {missing}; found {list(f)}")
             names = None
             if "label_names" in f:
                 names = [n.decode() if isinstance(n, bytes) else str(n) for n in f["label_names"][()]]
             return f["X"][()], f["labels"][()], names
-    raise ValueError(f"{features}: unsupported features file {suffix!r}; use .npz, .npy (+ labels .npy) or .h5")
+    raise UserError(f"{features}: unsupported features file {suffix!r}; use .npz, .npy (+ labels .npy) or .h5")
 
 
 @declare({"features": [*NON_EMPTY_STR, os.PathLike], "labels": [*NON_EMPTY_STR, os.PathLike, None],
@@ -79,16 +80,16 @@ def places2(features: str | os.PathLike, labels: str | os.PathLike | None = None
     X, y_raw, names = _read(path, labels)
     X = np.asarray(X)
     if X.ndim != 2:
-        raise ValueError(f"{path}: X must be 2-D (samples × features), got shape {X.shape}")
+        raise UserError(f"{path}: X must be 2-D (samples × features), got shape {X.shape}")
     y_raw = np.asarray(y_raw).ravel()
     if len(y_raw) != len(X):
-        raise ValueError(f"{path}: {len(X)} feature rows but {len(y_raw)} labels")
+        raise UserError(f"{path}: {len(X)} feature rows but {len(y_raw)} labels")
     y, label_names = encode_labels(y_raw, names)
     keep = np.arange(len(y))
     if n_classes is not None:
         c = len(label_names)
         if not 1 <= n_classes <= c:
-            raise ValueError(f"n_classes must be in 1..{c}, got {n_classes}")
+            raise UserError(f"n_classes must be in 1..{c}, got {n_classes}")
         chosen = np.sort(np.random.default_rng(random_state).permutation(c)[:n_classes])
         keep = np.flatnonzero(np.isin(y, chosen))
     if n_per_class is not None:

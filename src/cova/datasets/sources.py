@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import PurePosixPath
 
+from ..errors import UserError
+
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 ARCHIVE_KINDS = (None, "tar.gz", "zip")
 
@@ -21,7 +23,7 @@ def check_relative_name(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` is a safe relative POSIX path (no absolute path, no ``..``)."""
     p = PurePosixPath(name)
     if not name or "\\" in name or p.is_absolute() or any(part in ("..", ".", "") for part in name.split("/")):
-        raise ValueError(f"unsafe file name {name!r}: must be a relative path without '..' or '.' components")
+        raise UserError(f"unsafe file name {name!r}: must be a relative path without '..' or '.' components")
 
 
 URL_SCHEMES = ("http", "https", "file")
@@ -37,14 +39,14 @@ def source_file_name(url: str, filename: str | None = None) -> str:
     """
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() not in URL_SCHEMES:
-        raise ValueError(f"source url {url!r} must be an http(s):// or file:// URL (a local file is given as "
+        raise UserError(f"source url {url!r} must be an http(s):// or file:// URL (a local file is given as "
                          "params.path instead)")
     name = filename if filename is not None else PurePosixPath(urllib.parse.unquote(parts.path)).name
     if not name:
-        raise ValueError(f"cannot tell a file name from the URL {url!r} (its path names no file): give "
+        raise UserError(f"cannot tell a file name from the URL {url!r} (its path names no file): give "
                          "source.filename, e.g. filename: data.csv")
     if "/" in name:
-        raise ValueError(f"source filename {name!r} must be a plain file name, without '/'")
+        raise UserError(f"source filename {name!r} must be a plain file name, without '/'")
     check_relative_name(name)
     return name
 
@@ -76,16 +78,16 @@ class Source:
 
     def __post_init__(self) -> None:
         if not self.files:
-            raise ValueError(f"source {self.name!r} lists no files")
+            raise UserError(f"source {self.name!r} lists no files")
         for fname, digest in self.files.items():
             check_relative_name(fname)
             if not _SHA256.fullmatch(digest):
-                raise ValueError(f"source {self.name!r}: sha256 of {fname!r} must be 64 lowercase hex digits, "
+                raise UserError(f"source {self.name!r}: sha256 of {fname!r} must be 64 lowercase hex digits, "
                                  f"got {digest!r}")
         for sub in self.mirror_subdirs:
             check_relative_name(sub)
         if self.archive not in ARCHIVE_KINDS:
-            raise ValueError(f"source {self.name!r}: archive must be one of {ARCHIVE_KINDS}, got {self.archive!r}")
+            raise UserError(f"source {self.name!r}: archive must be one of {ARCHIVE_KINDS}, got {self.archive!r}")
         # Tuples even if lists were passed: the dataclass is frozen, so bypass __setattr__.
         object.__setattr__(self, "mirror_subdirs", tuple(self.mirror_subdirs))
         object.__setattr__(self, "urls", tuple(self.urls))
@@ -100,7 +102,7 @@ def read_sha256sums(text: str) -> dict[str, str]:
             continue
         m = re.fullmatch(r"([0-9a-fA-F]{64}) [ *](.+)", line.rstrip("\r\n"))
         if m is None:
-            raise ValueError(f"line {lineno} is not '<sha256>  <file>': {line!r}")
+            raise UserError(f"line {lineno} is not '<sha256>  <file>': {line!r}")
         out[m[2]] = m[1].lower()
     return out
 

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..constraints import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED, declare, integer, real
+from ..errors import UserError
 from .base import Dataset
 
 #: ``n_samples``: at least two points (a cohort split and every embedding need two).
@@ -280,7 +281,7 @@ def cohort_manifold_rows(start: int, stop: int, n_features: int = 64, n_cohorts:
     callers that stream the data in chunks. Row i depends on the seed, the options and i only, so any chunking gives
     the same rows; time and memory O((stop − start)·n_features) plus one block."""
     if not 0 <= start <= stop:
-        raise ValueError(f"rows {start}..{stop}: need 0 ≤ start ≤ stop")
+        raise UserError(f"rows {start}..{stop}: need 0 ≤ start ≤ stop")
     s = _cohort_manifold_structure(n_features, n_cohorts, intrinsic_dim, n_noise_features, close_pairs,
                                    length_scale, size_ratio, seed)
     return _cohort_manifold_rows(start, stop, s, n_features, noise, seed)
@@ -344,7 +345,7 @@ def cohort_manifold(n_samples: int = 10_000, n_features: int = 64, n_cohorts: in
     problem = _manifold_rule({"n_features": n_features, "n_cohorts": n_cohorts, "intrinsic_dim": intrinsic_dim,
                               "n_noise_features": n_noise_features, "close_pairs": close_pairs})
     if problem is not None:
-        raise ValueError(f"cohort_manifold option {problem[0]}: {problem[1]}")
+        raise UserError(f"cohort_manifold option {problem[0]}: {problem[1]}")
     s = _cohort_manifold_structure(n_features, n_cohorts, intrinsic_dim, n_noise_features, close_pairs,
                                    length_scale, size_ratio, seed)
     X, labels, latent = _cohort_manifold_rows(0, n_samples, s, n_features, noise, seed)

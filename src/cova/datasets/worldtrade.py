@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints import NON_EMPTY_STR, declare
+from ..errors import UserError
 from .base import Dataset
 
 #: Pajek's code for a missing partition/vector value.
@@ -41,7 +42,7 @@ def read_pajek(path: str | os.PathLike) -> dict[str, Any]:
     while i < len(lines):
         head = lines[i]
         if not head.startswith("*"):
-            raise ValueError(f"{path}: unexpected line outside a block: {head!r}")
+            raise UserError(f"{path}: unexpected line outside a block: {head!r}")
         key, _, rest = head[1:].partition(" ")
         key, rest = key.lower(), rest.strip()
         j = i + 1
@@ -57,7 +58,7 @@ def read_pajek(path: str | os.PathLike) -> dict[str, Any]:
             if pending is not None:
                 kind, name = pending
                 if len(body) != n:
-                    raise ValueError(f"{path}: {kind} {name!r} has {len(body)} values for {n} vertices")
+                    raise UserError(f"{path}: {kind} {name!r} has {len(body)} values for {n} vertices")
                 values = np.array([float(v.split()[0]) for v in body])
                 out["partitions" if kind == "partition" else "vectors"][name] = (
                     values.astype(np.int64) if kind == "partition" else values)
@@ -85,10 +86,10 @@ def read_pajek(path: str | os.PathLike) -> dict[str, Any]:
                 rows.append((int(tok[0]) - 1, int(tok[1]) - 1, float(tok[2]) if len(tok) > 2 else 1.0))
             out[key] = rows
         else:
-            raise ValueError(f"{path}: unsupported Pajek block *{key}")
+            raise UserError(f"{path}: unsupported Pajek block *{key}")
         i = j
     if out["names"] is None:
-        raise ValueError(f"{path}: no *Vertices block")
+        raise UserError(f"{path}: no *Vertices block")
     out["arcs"] = np.array(out["arcs"], dtype=np.float64).reshape(-1, 3)
     out["edges"] = np.array(out["edges"], dtype=np.float64).reshape(-1, 3)
     return out
@@ -113,10 +114,10 @@ def worldtrade(raw_dir: str | os.PathLike, partition: str = "Continent") -> Data
     net = read_pajek(path)
     n = len(net["names"])
     if partition not in net["partitions"]:
-        raise ValueError(f"{path}: no partition {partition!r}; available: {sorted(net['partitions'])}")
+        raise UserError(f"{path}: no partition {partition!r}; available: {sorted(net['partitions'])}")
     coords = net["coords"][:, :2]
     if np.isnan(coords).any():
-        raise ValueError(f"{path}: {int(np.isnan(coords).any(axis=1).sum())} vertices lack layout coordinates")
+        raise UserError(f"{path}: {int(np.isnan(coords).any(axis=1).sum())} vertices lack layout coordinates")
     arcs, edges = net["arcs"], net["edges"]
     rows = np.concatenate([arcs[:, 0], edges[:, 0], edges[:, 1]]).astype(np.int64)
     cols = np.concatenate([arcs[:, 1], edges[:, 1], edges[:, 0]]).astype(np.int64)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..constraints import POSITIVE, POSITIVE_INT, SEED, Block, Rule, declare, real
+from ..errors import UserError
 from ..inputs import Inputs
 from ..metrics.neighborhood import knn_indices
 from ..metrics.retrieval import knn_misclassified
@@ -278,7 +279,7 @@ def _example_panels(spec: dict[str, Any], table: pd.DataFrame, where: Mapping[st
     load, panels = RunLoader(), []
     chosen = [r for r in spec["runs"] if all(r.get("grid", {}).get(k) == v for k, v in where.items())]
     if not chosen:
-        raise ValueError(f"experiment {spec['name']!r}: no run has the grid values examples = {dict(where)}")
+        raise UserError(f"experiment {spec['name']!r}: no run has the grid values examples = {dict(where)}")
     for run in chosen:
         inp, emb = load.run_inputs(run), load.embedding(run)
         rec = table[table.method_entry == run["entry"]]

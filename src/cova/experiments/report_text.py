@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import UserError
+
 __all__ = ["PAPER_NAMES", "data_origin", "experiment_facts", "paper_category", "rst_text", "study_category"]
 
 #: How the papers name themselves (the report's categories, the scorecard's headings).
@@ -27,7 +29,7 @@ def paper_category(paper: str) -> str:
     """The report category of paper ``paper`` (a key of :data:`PAPER_NAMES`): the paper's own name. No category
     name holds a colon: Snakemake writes each as a reStructuredText link target, where a colon ends the name."""
     if paper not in PAPER_NAMES:
-        raise ValueError(f"paper {paper!r} has no report category; papers: {sorted(PAPER_NAMES)}")
+        raise UserError(f"paper {paper!r} has no report category; papers: {sorted(PAPER_NAMES)}")
     return PAPER_NAMES[paper]
 
 
@@ -35,7 +37,7 @@ def study_category(study: str) -> str:
     """The report category of study ``study``: ``Study <name>`` (study names never hold a colon: the schema's
     ``$defs/name``)."""
     if ":" in study:
-        raise ValueError(f"study {study!r}: a report category cannot hold ':'")
+        raise UserError(f"study {study!r}: a report category cannot hold ':'")
     return f"Study {study}"
 
 

@@ -13,6 +13,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import UserError
+
 # What a job's numbers depend on: the code, the workflow, the configuration and the pinned library versions.
 COMPUTING_PATHS = ("src", "workflow", "config", "config.yaml", "constraints.txt", "pyproject.toml")
 
@@ -39,7 +41,7 @@ class Stretch:
 def _git(repo: str | Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if done.returncode:
-        raise ValueError(f"git {' '.join(args)} in {repo} failed: {done.stderr.strip()}")
+        raise UserError(f"git {' '.join(args)} in {repo} failed: {done.stderr.strip()}")
     return done.stdout.strip()
 
 
@@ -74,7 +76,7 @@ def stretches(repo: str | Path, job_files: list[Path]) -> list[Stretch]:
     reflog count towards it."""
     history = checkouts(repo)
     if not history:
-        raise ValueError(f"{repo}: no checkout history (git reflog is empty)")
+        raise UserError(f"{repo}: no checkout history (git reflog is empty)")
     counts = [0] * len(history)
     for f in job_files:
         t = f.stat().st_mtime

@@ -27,6 +27,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..datasets.base import Dataset
+from ..errors import UserError
 from .types import COHORT_INPUTS, Inputs
 
 #: The Places2 protocol (COVA Sec. 4.2; ``config.yaml``'s ``graph_tsne``): the default for methods that read W, R or Υ.
@@ -58,9 +59,9 @@ def encode_labels(y: Any, n_samples: int) -> tuple[np.ndarray, list[Any]]:
     else in order of appearance); a ``ValueError`` for a length other than ``n_samples`` or a missing label."""
     values = pd.Series(np.asarray(y, dtype=object).ravel().tolist(), dtype=object)
     if len(values) != n_samples:
-        raise ValueError(f"y has {len(values)} labels but X has {n_samples} rows")
+        raise UserError(f"y has {len(values)} labels but X has {n_samples} rows")
     if values.isna().any():
-        raise ValueError(f"y has {int(values.isna().sum())} missing labels (None or NaN); every row needs one")
+        raise UserError(f"y has {int(values.isna().sum())} missing labels (None or NaN); every row needs one")
     try:
         codes, classes = pd.factorize(values, sort=True)
     except TypeError:  # labels of types that cannot be ordered
@@ -87,7 +88,7 @@ def array_inputs(X: Any, y: Any, requires: tuple[str, ...] | set[str], who: str,
     need = set(requires)
     block = dict(default_block(need) if block is None else block)
     if y is None and need & (COHORT_INPUTS | {"labels"}):
-        raise ValueError(f"{who} needs labels y (it reads {', '.join(sorted(need & (COHORT_INPUTS | {'labels'})))}); "
+        raise UserError(f"{who} needs labels y (it reads {', '.join(sorted(need & (COHORT_INPUTS | {'labels'})))}); "
                          f"call fit(X, y) with one label per row of X")
     if sp.issparse(X):
         X = X.toarray()
@@ -97,7 +98,7 @@ def array_inputs(X: Any, y: Any, requires: tuple[str, ...] | set[str], who: str,
     if "relation" in need:
         rows, cols = nonempty(sp.csr_matrix(X))
         if rows.size < X.shape[0] or cols.size < X.shape[1]:
-            raise ValueError(f"{who}: the relation X has {X.shape[0] - rows.size} all-zero rows and "
+            raise UserError(f"{who}: the relation X has {X.shape[0] - rows.size} all-zero rows and "
                              f"{X.shape[1] - cols.size} all-zero columns; the co-embedding normalisations divide by "
                              f"the row and column sums, so drop them first")
     dataset = Dataset(X=X, labels=labels, label_names=[str(c) for c in classes] or ["all"])
@@ -115,6 +116,6 @@ def array_inputs(X: Any, y: Any, requires: tuple[str, ...] | set[str], who: str,
             inputs.relation.row_labels, inputs.relation.row_label_names = None, []
     missing = sorted(need - inputs.available())
     if missing:
-        raise ValueError(f"{who} needs {', '.join(missing)}, which the inputs block {block} does not provide (it "
+        raise UserError(f"{who} needs {', '.join(missing)}, which the inputs block {block} does not provide (it "
                          f"provides {', '.join(sorted(inputs.available()))})")
     return inputs, classes

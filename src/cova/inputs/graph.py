@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from ..affinity.doubly_stochastic import NORMALIZATIONS
 from ..constraints import Block, Declaration, StrOptions
 from ..datasets.base import Dataset
+from ..errors import UserError
 from .steps import graph_degree, normalized, prototype_recipe
 from .subsets import largest_component
 from .types import Inputs, require_cohorts
@@ -39,10 +40,10 @@ def build_graph_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[str, 
     graph = block["graph"]
     A = dataset.relations
     if A is None:
-        raise ValueError("inputs graph: {source: relations} needs a dataset with a relation matrix "
+        raise UserError("inputs graph: {source: relations} needs a dataset with a relation matrix "
                          f"({dataset.meta.get('name', 'this dataset')} has none)")
     if A.shape != (dataset.n_samples,) * 2:
-        raise ValueError(f"inputs graph: the relation matrix must be l×l (l = {dataset.n_samples}), got {A.shape}")
+        raise UserError(f"inputs graph: the relation matrix must be l×l (l = {dataset.n_samples}), got {A.shape}")
     component: dict[str, Any] = {}
     if graph["largest_component"]:
         dataset, component = largest_component(dataset)

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ..constraints import SEED, Block, Declaration, Kinds, ListOf, StrOptions, real
 from ..datasets.base import Dataset
+from ..errors import UserError
 from .subsets import largest_component
 from .types import Inputs, Relation
 
@@ -54,7 +55,7 @@ def build_relation_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[st
     if source == "hop_distances":
         return _hop_relation_inputs(dataset, spec, block["relation"], seed)
     if np.any(dataset.X < 0):
-        raise ValueError("inputs relation: {source: X} needs a non-negative X")
+        raise UserError("inputs relation: {source: X} needs a non-negative X")
     M = sp.csr_matrix(dataset.X)
     rows, cols = nonempty(M)
     present, y = np.unique(dataset.labels[rows], return_inverse=True)
@@ -99,11 +100,11 @@ def _two_group_inputs(dataset: Dataset, spec: dict[str, Any], seed: int, R: np.n
 def _cluster_index(dataset: Dataset, value: int | str, key: str) -> int:
     if isinstance(value, str):
         if value not in dataset.label_names:
-            raise ValueError(f"inputs relation.groups.{key}: unknown cluster {value!r}; the clusters are "
+            raise UserError(f"inputs relation.groups.{key}: unknown cluster {value!r}; the clusters are "
                              f"{dataset.label_names}")
         return dataset.label_names.index(value)
     if not 0 <= value < dataset.n_cohorts:
-        raise ValueError(f"inputs relation.groups.{key}: cluster id {value} is not in 0..{dataset.n_cohorts - 1} "
+        raise UserError(f"inputs relation.groups.{key}: cluster id {value} is not in 0..{dataset.n_cohorts - 1} "
                          f"(clusters {dataset.label_names})")
     return int(value)
 
@@ -122,12 +123,12 @@ def _point_relation_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[s
         for value in groups[key]:
             j = _cluster_index(dataset, value, key)
             if j in side:
-                raise ValueError(f"inputs relation.groups: cluster {dataset.label_names[j]!r} (id {j}) is listed "
+                raise UserError(f"inputs relation.groups: cluster {dataset.label_names[j]!r} (id {j}) is listed "
                                  f"more than once (in {side[j]!r} and {key!r}); list every cluster exactly once")
             side[j] = key
     missing = [dataset.label_names[j] for j in range(dataset.n_cohorts) if j not in side]
     if missing:
-        raise ValueError(f"inputs relation.groups: clusters {missing} are not listed; list every cluster exactly "
+        raise UserError(f"inputs relation.groups: clusters {missing} are not listed; list every cluster exactly "
                          f"once under rows, columns or shared")
     split_seed = seed if block["split_seed"] is None else int(block["split_seed"])
     rng = np.random.default_rng(split_seed)
@@ -145,7 +146,7 @@ def _point_relation_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[s
             in_cols[np.setdiff1d(members, chosen)] = True
     row_idx, col_idx = np.flatnonzero(in_rows), np.flatnonzero(in_cols)
     if row_idx.size == 0 or col_idx.size == 0:
-        raise ValueError("inputs relation.groups leaves the row or the column group empty; put at least one "
+        raise UserError("inputs relation.groups leaves the row or the column group empty; put at least one "
                          "cluster (or a shared cluster of 2 or more points) on each side")
     R, scale = gaussian_relation(dataset.X[row_idx], dataset.X[col_idx], block["width"])
     names = dataset.label_names
@@ -166,10 +167,10 @@ def _hop_relation_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[str
     from ..affinity.relation import hop_distance_relation, symmetric_adjacency
 
     if dataset.relations is None:
-        raise ValueError("inputs relation: {source: hop_distances} needs a dataset with a relation (link) matrix "
+        raise UserError("inputs relation: {source: hop_distances} needs a dataset with a relation (link) matrix "
                          f"({dataset.meta.get('name', 'this dataset')} has none)")
     if dataset.relations.shape != (dataset.n_samples,) * 2:
-        raise ValueError(f"inputs relation: {{source: hop_distances}} needs an l×l relation matrix "
+        raise UserError(f"inputs relation: {{source: hop_distances}} needs an l×l relation matrix "
                          f"(l = {dataset.n_samples}), got {dataset.relations.shape}")
     dataset, component = largest_component(dataset)
     A = symmetric_adjacency(dataset.relations)
@@ -184,7 +185,7 @@ def _hop_relation_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[str
         in_rows[rng.choice(members, size=k, replace=False)] = True
     row_idx, col_idx = np.flatnonzero(in_rows), np.flatnonzero(~in_rows)
     if row_idx.size == 0 or col_idx.size == 0:
-        raise ValueError(f"inputs relation.row_fraction={fraction} leaves the row or the column group empty")
+        raise UserError(f"inputs relation.row_fraction={fraction} leaves the row or the column group empty")
     R, D, t = hop_distance_relation(A, row_idx, col_idx)
     facts = {"split_seed": split_seed, "row_fraction": fraction, "rounding": rounding, "t": t,
              "max_hop_distance": int(D.max()), "lcc_size": int(dataset.n_samples),

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ..constraints import Declaration, ListOf, check_options, declare, integer, real
 from ..datasets.base import SAMPLE_NAME_KEYS, Dataset
+from ..errors import UserError
 
 
 def _one_subset(options: Any, context: Any) -> tuple[str, str] | None:
@@ -61,12 +62,12 @@ def subset_classes(dataset: Dataset, n_classes: int | None = None, n_per_class: 
             elif isinstance(k, int) and not isinstance(k, bool) and 0 <= k < c:
                 chosen.append(k)
             else:
-                raise ValueError(f"subset.classes: {k!r} is neither a class name of the dataset {names[:20]} nor a "
+                raise UserError(f"subset.classes: {k!r} is neither a class name of the dataset {names[:20]} nor a "
                                  f"class index in 0..{c - 1}")
         keep = np.flatnonzero(np.isin(dataset.labels, chosen))
     if n_classes is not None:
         if not 2 <= int(n_classes) <= c:
-            raise ValueError(f"subset.n_classes must be in 2..{c} (the dataset's classes), got {n_classes}")
+            raise UserError(f"subset.n_classes must be in 2..{c} (the dataset's classes), got {n_classes}")
         chosen = np.sort(np.random.default_rng([int(seed), 0x535542]).permutation(c)[:int(n_classes)])
         keep = np.flatnonzero(np.isin(dataset.labels, chosen))
     if n_per_class is not None:
@@ -92,13 +93,13 @@ def stratified_split(labels: np.ndarray, train_fraction: float, seed: int = 0) -
     leaving at least 2 for the test set) are drawn uniformly without replacement."""
     f = float(train_fraction)
     if not 0.0 < f < 1.0:
-        raise ValueError(f"split.train_fraction must be in (0, 1), got {f}")
+        raise UserError(f"split.train_fraction must be in (0, 1), got {f}")
     rng = np.random.default_rng([int(seed), 0x53504C])
     train = np.zeros(labels.shape[0], dtype=bool)
     for j in np.unique(labels):
         members = np.flatnonzero(labels == j)
         if members.size < 4:
-            raise ValueError(f"cohort {j} has {members.size} samples; a train/test split needs at least 4 per cohort")
+            raise UserError(f"cohort {j} has {members.size} samples; a train/test split needs at least 4 per cohort")
         n = int(np.clip(np.floor(f * members.size + 0.5), 2, members.size - 2))
         train[rng.choice(members, n, replace=False)] = True
     return train
@@ -112,12 +113,12 @@ def stratified_fold(labels: np.ndarray, n_folds: int, fold: int, seed: int = 0) 
 
     k, f = int(n_folds), int(fold)
     if k < 2:
-        raise ValueError(f"split.n_folds must be at least 2, got {k}")
+        raise UserError(f"split.n_folds must be at least 2, got {k}")
     if not 0 <= f < k:
-        raise ValueError(f"split.fold must be in 0 … n_folds − 1 = 0 … {k - 1}, got {f}")
+        raise UserError(f"split.fold must be in 0 … n_folds − 1 = 0 … {k - 1}, got {f}")
     counts = np.bincount(np.unique(labels, return_inverse=True)[1])
     if counts.min() < k:
-        raise ValueError(f"a stratified {k}-fold split needs at least {k} samples in every cohort; the smallest "
+        raise UserError(f"a stratified {k}-fold split needs at least {k} samples in every cohort; the smallest "
                          f"has {int(counts.min())}")
     folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=int(seed)).split(np.zeros(labels.shape[0]), labels)
     test = next(t for i, (_, t) in enumerate(folds) if i == f)

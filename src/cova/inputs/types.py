@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..datasets.base import Dataset
+from ..errors import UserError
 from ..io import read_npz, save_npz_atomic
 
 #: The names :meth:`Inputs.available` may return, in a fixed order.
@@ -28,7 +29,7 @@ def require_cohorts(n_cohorts: int, who: str) -> None:
     every cohort score is 1 whatever the embedding.
     """
     if n_cohorts < 2:
-        raise ValueError(f"{who}: at least 2 cohorts are needed, but the data has {n_cohorts}; with one cohort there "
+        raise UserError(f"{who}: at least 2 cohorts are needed, but the data has {n_cohorts}; with one cohort there "
                          f"is nothing to arrange and every cohort score would be 1. Use data with at least 2 classes "
                          f"(or cohorts: {{kind: spectral, n_clusters: k}}), or a method that needs none of "
                          f"{', '.join(sorted(COHORT_INPUTS))}")
@@ -56,11 +57,11 @@ class Relation:
         self.matrix = sp.csr_matrix(self.matrix, dtype=np.float64)
         m, n = self.matrix.shape
         if self.matrix.nnz and (not np.all(np.isfinite(self.matrix.data)) or self.matrix.data.min() < 0):
-            raise ValueError("a relation matrix must have finite, non-negative entries")
+            raise UserError("a relation matrix must have finite, non-negative entries")
         self.row_names = [str(v) for v in self.row_names]
         self.column_names = [str(v) for v in self.column_names]
         if len(self.row_names) != m or len(self.column_names) != n:
-            raise ValueError(f"a {m}×{n} relation needs {m} row names and {n} column names, got "
+            raise UserError(f"a {m}×{n} relation needs {m} row names and {n} column names, got "
                              f"{len(self.row_names)} and {len(self.column_names)}")
         for side, size in (("row", m), ("column", n)):
             labels = getattr(self, f"{side}_labels")
@@ -69,13 +70,13 @@ class Relation:
                 setattr(self, f"{side}_labels", labels)
                 names = getattr(self, f"{side}_label_names")
                 if labels.shape != (size,) or (size and (labels.min() < 0 or labels.max() >= len(names))):
-                    raise ValueError(f"{side} labels must be {size} indices into the {len(names)} {side} label names")
+                    raise UserError(f"{side} labels must be {size} indices into the {len(names)} {side} label names")
             points = getattr(self, f"{side}_points")
             if points is not None:
                 points = np.asarray(points, dtype=np.float64)
                 setattr(self, f"{side}_points", points)
                 if points.ndim != 2 or points.shape[0] != size:
-                    raise ValueError(f"{side} points must be a 2-D array with {size} rows, got shape {points.shape}")
+                    raise UserError(f"{side} points must be a 2-D array with {size} rows, got shape {points.shape}")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -156,7 +157,7 @@ class Inputs:
             return int(self.W.shape[0])
         if self.relation is not None:
             return int(self.relation.shape[0])
-        raise ValueError("these inputs hold no per-sample data")
+        raise UserError("these inputs hold no per-sample data")
 
     def available(self) -> set[str]:
         """The names of the fields that are present (a subset of :data:`INPUT_FIELDS`)."""
@@ -177,7 +178,7 @@ class Inputs:
         if self.spec.get("kept_rows") is not None:
             names = [names[i] for i in self.spec["kept_rows"]]
         if len(names) != self.n_samples:
-            raise ValueError(f"the inputs hold {self.n_samples} rows but {len(names)} names follow from the dataset "
+            raise UserError(f"the inputs hold {self.n_samples} rows but {len(names)} names follow from the dataset "
                              f"{dataset.meta.get('name', '')!r}: were they built from another dataset file?")
         return names
 
@@ -185,7 +186,7 @@ class Inputs:
         """One name per column of X: the dataset's :attr:`~Dataset.feature_names` when the block kept its features
         (``features`` absent or ``raw``), else ``"<kind> j"`` (j = 1, 2, ...) for the columns a transform made."""
         if self.X is None:
-            raise ValueError("these inputs hold no features X")
+            raise UserError("these inputs hold no features X")
         kind = (self.spec.get("features") or {}).get("kind", "raw")
         if kind == "raw" and self.X.shape[1] == dataset.X.shape[1]:
             return dataset.feature_names

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets.base import Dataset
+from ..errors import UserError
 from .steps import prototype_recipe, weights_graph
 from .subsets import split_mask
 from .types import Inputs, require_cohorts
@@ -62,7 +63,7 @@ def build_vector_inputs(dataset: Dataset, spec: dict[str, Any], block: dict[str,
     counts = np.bincount(labels, minlength=c)
     if np.any(counts < 2):
         empty = [names[j] for j in np.flatnonzero(counts < 2)]
-        raise ValueError(f"cohorts {empty} have fewer than 2 samples; COVA's scores and Eq. 10 need at least 2")
+        raise UserError(f"cohorts {empty} have fewer than 2 samples; COVA's scores and Eq. 10 need at least 2")
     train = split_mask(labels, split, seed=seed) if split is not None else None
     if not predicted:
         X, facts = transform_features(dataset, block["features"], labels=labels, seed=seed, fit_rows=train)

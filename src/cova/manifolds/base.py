@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..constraints import UserError
+from ..errors import UserError
 
 __all__ = ["Manifold", "FunctionManifold", "DegenerateSolution", "accepts_keyword"]
 

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.linalg
 from threadpoolctl import threadpool_limits
 
+from ..errors import UserError
 from .base import DegenerateSolution
 
 
@@ -52,7 +53,7 @@ def eigen_cova_solve(O_eig: np.ndarray, k_tilde: int, k: int) -> tuple[np.ndarra
     """
     n = k_tilde + k
     if O_eig.shape != (n, n):
-        raise ValueError(f"O_eig must be ({n}, {n}), got {O_eig.shape}")
+        raise UserError(f"O_eig must be ({n}, {n}), got {O_eig.shape}")
     if n <= SINGLE_THREAD_SOLVE_MAX:
         # small dense problems: multithreaded BLAS-2 in the tridiagonal reduction costs a thread synchronisation per
         # column, 4-40x slower than one thread on busy cores; the thread count changes only round-off

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UserError
 from .base import Manifold
 from .stiefel import sym
 
@@ -29,13 +30,13 @@ class GeneralizedStiefel(Manifold):
     def __init__(self, b: np.ndarray):
         b = np.asarray(b, dtype=np.float64).ravel()
         if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
-            raise ValueError("the generalised Stiefel manifold needs a diagonal B with finite positive entries "
+            raise UserError("the generalised Stiefel manifold needs a diagonal B with finite positive entries "
                              f"(got min {b.min() if b.size else 'none'}); a zero degree means an isolated sample")
         self.b = b
 
     def _check(self, x: np.ndarray) -> None:
         if x.shape[0] != self.b.size:
-            raise ValueError(f"points must have {self.b.size} rows (the size of B), got shape {x.shape}")
+            raise UserError(f"points must have {self.b.size} rows (the size of B), got shape {x.shape}")
 
     def project(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
         """The Riemannian gradient B⁻¹g − x sym(xᵀg) of a Euclidean gradient g (a tangent vector at x)."""
@@ -56,5 +57,5 @@ class GeneralizedStiefel(Manifold):
         gram = y.T @ (self.b[:, None] * y)
         w, V = np.linalg.eigh(sym(gram))
         if w[0] <= 1e-12 * max(w[-1], 1e-300):
-            raise ValueError("cannot map a rank-deficient matrix onto the generalised Stiefel manifold")
+            raise UserError("cannot map a rank-deficient matrix onto the generalised Stiefel manifold")
         return y @ (V / np.sqrt(w)) @ V.T

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from ..errors import UserError
 from ..progress import Progress, ticking
 from .base import FunctionManifold, Manifold, accepts_keyword
 
@@ -64,10 +65,10 @@ def _manifold(manifold: Manifold | None, retract: Retraction | None, project: Pr
     """The manifold a solver runs on: ``manifold``, or one built from a ``retract``/``project`` pair."""
     if manifold is not None:
         if retract is not None or project is not None:
-            raise ValueError("pass either manifold or retract/project, not both")
+            raise UserError("pass either manifold or retract/project, not both")
         return manifold
     if retract is None:
-        raise ValueError("a manifold (or a retract function) is required")
+        raise UserError("a manifold (or a retract function) is required")
     return FunctionManifold(retract, project)
 
 
@@ -118,9 +119,9 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
     """
     manifold = _manifold(manifold, retract, project)
     if rank_check_every < 1:
-        raise ValueError(f"rank_check_every must be >= 1, got {rank_check_every}")
+        raise UserError(f"rank_check_every must be >= 1, got {rank_check_every}")
     if max_iter < 0:
-        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+        raise UserError(f"max_iter must be >= 0, got {max_iter}")
     has_rank_check = manifold.has_rank_check
     level = logging.INFO if verbose else logging.DEBUG
 
@@ -128,7 +129,7 @@ def riemannian_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, man
     f, g = fun_and_grad(x)
     f = float(f)
     if not np.isfinite(f):
-        raise ValueError("the objective is not finite at x0")
+        raise UserError("the objective is not finite at x0")
     progress, own_progress = ticking(progress, "Riemannian gradient descent", max_iter)
     rg = manifold.project(x, g)
     gn = manifold.norm(x, rg)
@@ -211,7 +212,7 @@ def update_gains(gains: np.ndarray, grad: np.ndarray, update: np.ndarray, rule: 
         gains = np.where(flipped, gains + 0.2, gains * 0.8)
         np.maximum(gains, min_gain, out=gains)
         return gains
-    raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {rule!r}")
+    raise UserError(f"gains must be one of {list(GAINS_RULES)}, got {rule!r}")
 
 
 def clip_rows(u: np.ndarray, max_norm: float) -> np.ndarray:
@@ -265,15 +266,15 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
     """
     manifold = _manifold(manifold, retract, project)
     if rank_check_every < 1:
-        raise ValueError(f"rank_check_every must be >= 1, got {rank_check_every}")
+        raise UserError(f"rank_check_every must be >= 1, got {rank_check_every}")
     if max_iter < 0:
-        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+        raise UserError(f"max_iter must be >= 0, got {max_iter}")
     if not learning_rate > 0:
-        raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
+        raise UserError(f"learning_rate must be > 0, got {learning_rate}")
     if gains not in GAINS_RULES:
-        raise ValueError(f"gains must be one of {list(GAINS_RULES)}, got {gains!r}")
+        raise UserError(f"gains must be one of {list(GAINS_RULES)}, got {gains!r}")
     if max_step_norm is not None and not max_step_norm > 0:
-        raise ValueError(f"max_step_norm must be > 0 or None, got {max_step_norm}")
+        raise UserError(f"max_step_norm must be > 0 or None, got {max_step_norm}")
     has_rank_check = manifold.has_rank_check
     has_need_value = accepts_keyword(fun_and_grad, "need_value")
     n_exaggerated = int(exaggeration_iter) if exaggerated_grad is not None else 0
@@ -302,7 +303,7 @@ def momentum_gradient_descent(fun_and_grad: FunAndGrad, x0: np.ndarray, *, manif
         x = np.array(x0, dtype=float, copy=True)
         f, rg = evaluate(x, 0, True)
         if not np.isfinite(f):
-            raise ValueError("the objective is not finite at x0")
+            raise UserError("the objective is not finite at x0")
         gn = gn0 = float(np.linalg.norm(rg))
         progress, own_progress = ticking(progress, "momentum gradient descent", max_iter)
         history = [f]
@@ -380,7 +381,7 @@ def sgd_batches(make_batch_problem: Callable[[np.ndarray], FunAndGrad], x0: np.n
     batch histories (values of different batch objectives are not comparable across batch boundaries).
     """
     if batch_size < 1 or inner_iter < 0 or cycles < 0:
-        raise ValueError("batch_size must be >= 1 and inner_iter, cycles >= 0")
+        raise UserError("batch_size must be >= 1 and inner_iter, cycles >= 0")
     if n_samples <= batch_size:
         return riemannian_gradient_descent(make_batch_problem(np.arange(n_samples)), x0,
                                            max_iter=inner_iter * cycles, **gd_kwargs)
@@ -425,7 +426,7 @@ def batch_inputs(W: sp.spmatrix, R: np.ndarray, indices: np.ndarray) -> tuple[sp
     R_I = np.asarray(R, dtype=float)[idx]
     w_sum, r_sum = float(W_II.sum()), float(R_I.sum())
     if w_sum <= 0:
-        raise ValueError("the batch has no edge of W (W_II sums to 0); use larger batches")
+        raise UserError("the batch has no edge of W (W_II sums to 0); use larger batches")
     if r_sum <= 0:
-        raise ValueError("the batch has no confidence mass (R_I sums to 0); use larger batches")
+        raise UserError("the batch has no confidence mass (R_I sums to 0); use larger batches")
     return (W_II / w_sum).tocsr(), R_I / r_sum

@@ -15,6 +15,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from ..errors import UserError
 from .base import Manifold
 
 __all__ = ["Product"]
@@ -32,16 +33,16 @@ class Product(Manifold):
         self.manifolds = tuple(manifolds)
         self.shapes = tuple(tuple(int(d) for d in s) for s in shapes)
         if not self.manifolds:
-            raise ValueError("a product manifold needs at least one factor")
+            raise UserError("a product manifold needs at least one factor")
         if len(self.manifolds) != len(self.shapes):
-            raise ValueError(f"a product manifold needs one shape per factor; got {len(self.manifolds)} manifolds "
+            raise UserError(f"a product manifold needs one shape per factor; got {len(self.manifolds)} manifolds "
                              f"and {len(self.shapes)} shapes")
         for m in self.manifolds:
             if not isinstance(m, Manifold):
-                raise ValueError(f"every factor must be a Manifold, got {type(m).__name__}")
+                raise UserError(f"every factor must be a Manifold, got {type(m).__name__}")
         for s in self.shapes:
             if any(d < 0 for d in s):
-                raise ValueError(f"block shapes must have non-negative sizes, got {s}")
+                raise UserError(f"block shapes must have non-negative sizes, got {s}")
         sizes = [math.prod(s) for s in self.shapes]
         self.offsets = tuple(np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist())
         self.size = self.offsets[-1]
@@ -51,15 +52,15 @@ class Product(Manifold):
         """The blocks of a point or tangent vector, each with its shape (views of a flat vector)."""
         if isinstance(x, (tuple, list)):
             if len(x) != len(self.manifolds):
-                raise ValueError(f"expected {len(self.manifolds)} blocks, got {len(x)}")
+                raise UserError(f"expected {len(self.manifolds)} blocks, got {len(x)}")
             blocks = tuple(np.asarray(b, dtype=float) for b in x)
             for b, s in zip(blocks, self.shapes):
                 if b.size != math.prod(s):
-                    raise ValueError(f"a block of shape {s} cannot hold {b.size} entries")
+                    raise UserError(f"a block of shape {s} cannot hold {b.size} entries")
             return tuple(b.reshape(s) for b, s in zip(blocks, self.shapes))
         flat = np.asarray(x, dtype=float)
         if flat.ndim != 1 or flat.size != self.size:
-            raise ValueError(f"expected a flat vector of {self.size} entries, got shape {flat.shape}")
+            raise UserError(f"expected a flat vector of {self.size} entries, got shape {flat.shape}")
         return tuple(flat[a:b].reshape(s) for a, b, s in zip(self.offsets[:-1], self.offsets[1:], self.shapes))
 
     def join(self, blocks: Sequence[np.ndarray]) -> np.ndarray:

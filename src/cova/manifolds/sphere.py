@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UserError
 from .base import Manifold
 
 __all__ = ["Sphere", "CentredSphere"]
@@ -23,7 +24,7 @@ class Sphere(Manifold):
     def __init__(self, radius: float = 1.0):
         radius = float(radius)
         if not (np.isfinite(radius) and radius > 0):
-            raise ValueError(f"radius must be a positive finite number, got {radius!r}")
+            raise UserError(f"radius must be a positive finite number, got {radius!r}")
         self.radius = radius
 
     def project(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -35,7 +36,7 @@ class Sphere(Manifold):
         y = np.asarray(x, dtype=float) + u
         norms = np.linalg.norm(y, axis=1)
         if np.any(norms == 0):
-            raise ValueError("the retraction reached the origin in some row; take a smaller step")
+            raise UserError("the retraction reached the origin in some row; take a smaller step")
         return y * (self.radius / norms)[:, None]
 
     def random_point(self, l: int, k: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
@@ -65,7 +66,7 @@ class CentredSphere(Manifold):
 
     def __init__(self, gradient: str = "euclidean"):
         if gradient not in self.GRADIENTS:
-            raise ValueError(f"gradient must be one of {list(self.GRADIENTS)}, got {gradient!r}")
+            raise UserError(f"gradient must be one of {list(self.GRADIENTS)}, got {gradient!r}")
         self.gradient = gradient
 
     def project(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -80,5 +81,5 @@ class CentredSphere(Manifold):
         y -= y.mean(axis=0)
         norms = np.linalg.norm(y, axis=1)
         if np.any(norms == 0):
-            raise ValueError("a row reached the centre of the sphere; take a smaller step")
+            raise UserError("a row reached the centre of the sphere; take a smaller step")
         return y * (norms.mean() / norms)[:, None]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UserError
 from .base import Manifold
 
 
@@ -53,7 +54,7 @@ def retract_polar(U: np.ndarray, xi: np.ndarray) -> np.ndarray:
 def random_point(k_tilde: int, k: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
     """A random point of St(k̃, k): the sign-fixed Q factor of a k̃×k standard Gaussian matrix (Haar distributed)."""
     if k > k_tilde:
-        raise ValueError(f"St(k_tilde, k) needs k <= k_tilde, got k = {k} > k_tilde = {k_tilde}")
+        raise UserError(f"St(k_tilde, k) needs k <= k_tilde, got k = {k} > k_tilde = {k_tilde}")
     rng = np.random.default_rng(rng)
     return _qf(rng.standard_normal((k_tilde, k)))
 
@@ -66,7 +67,7 @@ class Stiefel(Manifold):
 
     def __init__(self, retraction: str = "qr"):
         if retraction not in self.RETRACTIONS:
-            raise ValueError(f"retraction must be one of {list(self.RETRACTIONS)}, got {retraction!r}")
+            raise UserError(f"retraction must be one of {list(self.RETRACTIONS)}, got {retraction!r}")
         self.retraction = retraction
 
     def project(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:

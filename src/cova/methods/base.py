@@ -28,6 +28,7 @@ from ..constraints import (
     parameter_constraints,
     real,
 )
+from ..errors import UserError
 from ..inputs import Inputs
 from ..objectives.kl import REPULSION_DIMENSIONS
 
@@ -51,7 +52,7 @@ def check_size(l: int, max_samples: int | None, name: str, why: str = "dense l×
     """Raise ``ValueError`` when an O(l²) method is asked to embed more than ``max_samples`` samples: the size
     guard every inherently quadratic method puts before its dense l×l arrays (developers' guide, "Scale")."""
     if max_samples is not None and l > int(max_samples):
-        raise ValueError(
+        raise UserError(
             f"{name} is O(l²) in time and memory ({why}); l = {l} exceeds max_samples = {int(max_samples)}. "
             f"Subsample the data{alternative}, or raise max_samples deliberately if the memory (≈ "
             f"{8 * l * l / 2**20:.0f} MB per l×l array) is available."
@@ -256,7 +257,7 @@ def check_prototype_dimension(k: int, method: str, source: str) -> None:
     configuration (:mod:`cova.config.checks`), the COVA estimators on the prototypes they get
     (:func:`embedding_prototypes`)."""
     if not 1 <= k <= MAX_DISPLAY_DIMENSIONS:
-        raise ValueError(f"{method} embeds in the dimension of its prototypes, and {source} has k = {k} columns: the "
+        raise UserError(f"{method} embeds in the dimension of its prototypes, and {source} has k = {k} columns: the "
                          f"result would be a {k}-dimensional embedding, not a visualisation (1 to "
                          f"{MAX_DISPLAY_DIMENSIONS} columns); {PROTOTYPE_DIMENSION_HELP}")
 
@@ -266,7 +267,7 @@ def embedding_prototypes(inputs: Inputs, method: str) -> np.ndarray:
     :func:`check_prototype_dimension` (the inputs block's prototypes kind named in the message)."""
     P = np.asarray(inputs.prototypes, dtype=np.float64)
     if P.ndim != 2:
-        raise ValueError(f"{method}: the prototypes must be a (cohorts × k) array; got shape {P.shape}")
+        raise UserError(f"{method}: the prototypes must be a (cohorts × k) array; got shape {P.shape}")
     recipe = inputs.spec.get("prototypes")
     kind = f" (prototypes kind {recipe['kind']!r})" if isinstance(recipe, dict) and "kind" in recipe else ""
     check_prototype_dimension(P.shape[1], method, f"the inputs' prototypes{kind}")
@@ -277,7 +278,7 @@ def relation_matrix(inputs: Inputs, name: str) -> Any:
     """The run's relation matrix (sparse m×n), or a ``ValueError`` saying that method ``name`` needs a relation
     inputs block."""
     if inputs.relation is None:
-        raise ValueError(f"{name} needs a relation (an inputs block with 'relation')")
+        raise UserError(f"{name} needs a relation (an inputs block with 'relation')")
     return inputs.relation.matrix
 
 
@@ -287,12 +288,12 @@ def supervised_arrays(inputs: Inputs) -> tuple[np.ndarray, np.ndarray, np.ndarra
     not match X's rows."""
     X = np.asarray(inputs.X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array; got shape {X.shape}")
+        raise UserError(f"X must be a 2-D array; got shape {X.shape}")
     if not np.all(np.isfinite(X)):
-        raise ValueError("the input contains NaN or infinite values")
+        raise UserError("the input contains NaN or infinite values")
     y = np.asarray(inputs.labels).ravel()
     if y.shape[0] != X.shape[0]:
-        raise ValueError(f"labels has {y.shape[0]} entries but X has {X.shape[0]} rows")
+        raise UserError(f"labels has {y.shape[0]} entries but X has {X.shape[0]} rows")
     mask = getattr(inputs, "labelled", None)
     rows = np.ones(X.shape[0], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     return X, y, rows
@@ -359,7 +360,7 @@ class Embedder(BaseEstimator):
         self._validate_params()  # the parameters first, whatever the data (scikit-learn's order)
         if isinstance(X, Inputs):
             if y is not None or inputs is not None:
-                raise ValueError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
+                raise UserError(f"{type(self).__name__}.fit: y and inputs= are for arrays; an Inputs object "
                                  f"already carries its labels and graphs")
             self._check_declaration(inputs_sizes(X))
             return self._fit(X)._check_columns()
@@ -406,7 +407,7 @@ class Embedder(BaseEstimator):
         declared = getattr(self, "n_components", None)
         Z = getattr(self, "embedding_", None)
         if isinstance(declared, (int, np.integer)) and Z is not None and np.ndim(Z) == 2 and Z.shape[1] > declared:
-            raise ValueError(f"{type(self).__name__} returned an embedding of {Z.shape[1]} columns, more than its "
+            raise UserError(f"{type(self).__name__} returned an embedding of {Z.shape[1]} columns, more than its "
                              f"n_components = {int(declared)}; the parameter n_components sets the columns of the "
                              f"embedding (a method entry's params.n_components)")
         return self
@@ -450,11 +451,11 @@ class InterpolatesNewPoints:
         """New points interpolated from their nearest fitted points (class docstring)."""
         check_is_fitted(self, "embedding_")
         if getattr(self, "fit_X_", None) is None:
-            raise ValueError(f"{type(self).__name__} was fitted on inputs without X (a graph block), so it has no "
+            raise UserError(f"{type(self).__name__} was fitted on inputs without X (a graph block), so it has no "
                              f"points to interpolate new ones from")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if X.shape[1] != self.fit_X_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
+            raise UserError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted on "
                              f"{self.fit_X_.shape[1]}")
         k = min(INTERPOLATION_NEIGHBORS, self.fit_X_.shape[0])
         knn = KNeighborsRegressor(n_neighbors=k, weights="distance").fit(self.fit_X_, self.embedding_)
@@ -503,9 +504,9 @@ class UsesClassPosterior:
         name = type(self).__name__
         post = posterior_from_arrays(shared)
         if settings is None or post.get_params() != settings:
-            raise ValueError(f"{name}: the class posterior passed with the inputs was fitted with {post.get_params()}, "
+            raise UserError(f"{name}: the class posterior passed with the inputs was fitted with {post.get_params()}, "
                              f"but this {name} asks for {settings}")
         if str(shared["fingerprint"]) != training_fingerprint(X[rows], y[rows]):
-            raise ValueError(f"{name}: the class posterior passed with the inputs was fitted on other training rows "
+            raise UserError(f"{name}: the class posterior passed with the inputs was fitted on other training rows "
                              f"than the {int(np.sum(rows))} labelled rows of these inputs")
         return post

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from ..affinity.graphs import locality_order, permute_graph, unpermute_rows
 from ..affinity.weights import symmetrize_normalize
 from ..constraints import POSITIVE_INT, SEED, Known, StrOptions, integer, real
+from ..errors import UserError
 from ..inputs import Inputs
 from ..manifolds import (
     TSNE_SCHEDULE,
@@ -72,7 +73,7 @@ def fit_tsne_on_graph(est: Any, W: Any, k: int, manifold: Manifold, exaggeration
     P = symmetrize_normalize(W)
     n = P.shape[0]
     if n < 3:
-        raise ValueError(f"t-SNE needs at least 3 samples, got {n}")
+        raise UserError(f"t-SNE needs at least 3 samples, got {n}")
     method = resolve_repulsion_method(est.kl_method, n, k)
     est.kl_method_ = method
     options = ({"theta": float(est.theta), "n_jobs": int(est.n_jobs)} if method == "bh" else

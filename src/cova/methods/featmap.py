@@ -78,6 +78,7 @@ from ..affinity.tangent import (
 )
 from ..checks import check_matrix
 from ..constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, UNIT, Options, StrOptions, integer
+from ..errors import UserError
 from ..inputs import Inputs
 from ..objectives.anisotropic import AnisotropicTerm, embedded_radii, original_radii, radius_correlation
 from ..objectives.umap_sgd import initial_layout, optimize_layout, rng_state_from, umap_edges
@@ -262,7 +263,7 @@ class FeatMAP(Embedder):
     def _check_data(self, X: Any) -> np.ndarray:
         X = check_matrix(X, "X", contiguous=True)
         if X.shape[1] < 2:  # n_neighbors ≥ 3 (two directions from k − 1 neighbours) and < m: the declaration
-            raise ValueError(f"FeatMAP needs at least 2 features (two local principal directions), got {X.shape[1]}")
+            raise UserError(f"FeatMAP needs at least 2 features (two local principal directions), got {X.shape[1]}")
         return X
 
     def _smooth(self, frames: np.ndarray, knn: np.ndarray, P: Any, d_var: int) -> tuple[np.ndarray, int]:

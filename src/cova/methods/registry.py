@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ..errors import UserError
 from .base import Embedder
 from .baselines.deep_embedding import DeepEmbedding
 from .baselines.ldmgi import LDMGI
@@ -110,12 +111,12 @@ def make_method(name: str, params: dict[str, Any] | None = None, seed: int | Non
     and the config did not set it. Unknown names or parameters raise ``ValueError`` naming the allowed ones; the
     values are checked against the constraints by ``_validate_params()``, which ``fit`` calls first."""
     if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}; allowed: {sorted(METHODS)}")
+        raise UserError(f"unknown method {name!r}; allowed: {sorted(METHODS)}")
     params = dict(params or {})
     allowed = method_parameters(name)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise ValueError(f"method {name!r} got unknown parameters {unknown}; allowed: {allowed}")
+        raise UserError(f"method {name!r} got unknown parameters {unknown}; allowed: {allowed}")
     if seed is not None and "random_state" in allowed:
         params.setdefault("random_state", seed)
     return METHODS[name](**params)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
 from .neighborhood import _block_rows, sqdist_block
 
 __all__ = ["mean_rank", "mean_rank_ties", "pooled_knn_error", "text_classification_error"]
@@ -30,14 +31,14 @@ def _check_coembedding(R: Any, Zx: Any, Zy: Any, top: int) -> tuple[Any, np.ndar
     Zx = np.ascontiguousarray(Zx, dtype=np.float64)
     Zy = np.ascontiguousarray(Zy, dtype=np.float64)
     if Zx.ndim != 2 or Zy.ndim != 2 or Zx.shape[1] != Zy.shape[1]:
-        raise ValueError(f"Zx and Zy must be 2-D with the same number of columns, got {Zx.shape} and {Zy.shape}")
+        raise UserError(f"Zx and Zy must be 2-D with the same number of columns, got {Zx.shape} and {Zy.shape}")
     R = sp.csr_matrix(R, dtype=np.float64) if sp.issparse(R) else np.asarray(R, dtype=np.float64)
     if R.shape != (Zx.shape[0], Zy.shape[0]):
-        raise ValueError(f"R must be (rows of Zx) × (rows of Zy) = {(Zx.shape[0], Zy.shape[0])}, got {R.shape}")
+        raise UserError(f"R must be (rows of Zx) × (rows of Zy) = {(Zx.shape[0], Zy.shape[0])}, got {R.shape}")
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or not 1 <= top <= Zy.shape[0]:
-        raise ValueError(f"top must be an integer in 1..{Zy.shape[0]} (the number of columns), got {top!r}")
+        raise UserError(f"top must be an integer in 1..{Zy.shape[0]} (the number of columns), got {top!r}")
     if not (np.all(np.isfinite(Zx)) and np.all(np.isfinite(Zy))):
-        raise ValueError("Zx and Zy must be finite")
+        raise UserError("Zx and Zy must be finite")
     return R, Zx, Zy
 
 
@@ -104,14 +105,14 @@ def pooled_knn_error(Zx: Any, Zy: Any, row_labels: Any, column_labels: Any, n_ne
     Zx = np.asarray(Zx, dtype=np.float64)
     Zy = np.asarray(Zy, dtype=np.float64)
     if Zx.ndim != 2 or Zy.ndim != 2 or Zx.shape[1] != Zy.shape[1]:
-        raise ValueError(f"Zx and Zy must be 2-D with the same number of columns, got {Zx.shape} and {Zy.shape}")
+        raise UserError(f"Zx and Zy must be 2-D with the same number of columns, got {Zx.shape} and {Zy.shape}")
     yx, yy = np.asarray(row_labels), np.asarray(column_labels)
     if yx.shape != (Zx.shape[0],) or yy.shape != (Zy.shape[0],):
-        raise ValueError(f"row_labels and column_labels must have {Zx.shape[0]} and {Zy.shape[0]} entries, got "
+        raise UserError(f"row_labels and column_labels must have {Zx.shape[0]} and {Zy.shape[0]} entries, got "
                          f"{yx.shape} and {yy.shape}")
     Z, y = np.vstack([Zx, Zy]), np.concatenate([yx, yy])
     if not np.all(np.isfinite(Z)):
-        raise ValueError("Zx and Zy must be finite")
+        raise UserError("Zx and Zy must be finite")
     folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
     pred = cross_val_predict(KNeighborsClassifier(n_neighbors=n_neighbors), Z, y, cv=folds)
     return float(np.mean(pred != y))
@@ -138,12 +139,12 @@ def text_classification_error(R_counts: Any, Zx: Any, Zy: Any, row_labels: Any, 
     R = sp.csr_matrix(R_counts, dtype=np.float64)
     y = np.asarray(row_labels)
     if R.shape != (Zx.shape[0], Zy.shape[0]) or Zx.shape[1] != Zy.shape[1]:
-        raise ValueError(f"R_counts must be (rows of Zx) × (rows of Zy) = {(Zx.shape[0], Zy.shape[0])} and Zx, Zy "
+        raise UserError(f"R_counts must be (rows of Zx) × (rows of Zy) = {(Zx.shape[0], Zy.shape[0])} and Zx, Zy "
                          f"must have equal widths; got R {R.shape}, Zx {Zx.shape}, Zy {Zy.shape}")
     if y.shape != (Zx.shape[0],):
-        raise ValueError(f"row_labels must have {Zx.shape[0]} entries, got shape {y.shape}")
+        raise UserError(f"row_labels must have {Zx.shape[0]} entries, got shape {y.shape}")
     if isinstance(n_words, bool) or not isinstance(n_words, (int, np.integer)) or not 1 <= n_words <= Zy.shape[0]:
-        raise ValueError(f"n_words must be an integer in 1..{Zy.shape[0]} (the number of words), got {n_words!r}")
+        raise UserError(f"n_words must be an integer in 1..{Zy.shape[0]} (the number of words), got {n_words!r}")
     classes = np.unique(y)
     centres = np.vstack([Zx[y == c].mean(axis=0) for c in classes])
     D = sqdist_block(centres, Zy)

@@ -21,6 +21,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..affinity.graphs import knn_graph
+from ..errors import UserError
 from .neighborhood import (
     EXACT_MAX_DIM,
     _as_matrix,
@@ -42,19 +43,19 @@ __all__ = ["s_s", "s_s_per_row", "s_c", "s_c_r", "s_n", "s_n_readings", "s_n_rea
 def _as_labels(labels: object, n: int, n_cohorts: int | None = None) -> np.ndarray:
     y = np.asarray(labels)
     if y.ndim != 1:
-        raise ValueError(f"labels must be a 1-D array; got shape {y.shape}")
+        raise UserError(f"labels must be a 1-D array; got shape {y.shape}")
     if y.shape[0] != n:
-        raise ValueError(f"labels has {y.shape[0]} entries but the data have {n} rows")
+        raise UserError(f"labels has {y.shape[0]} entries but the data have {n} rows")
     if y.dtype == bool or not np.issubdtype(y.dtype, np.number):
-        raise ValueError(f"labels must be integers; got dtype {y.dtype}")
+        raise UserError(f"labels must be integers; got dtype {y.dtype}")
     if not np.issubdtype(y.dtype, np.integer):
         if not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
-            raise ValueError("labels must be integer-valued")
+            raise UserError("labels must be integer-valued")
     y = y.astype(np.int64)
     if y.size and y.min() < 0:
-        raise ValueError(f"labels must be >= 0; got {y.min()}")
+        raise UserError(f"labels must be >= 0; got {y.min()}")
     if n_cohorts is not None and y.size and y.max() >= n_cohorts:
-        raise ValueError(
+        raise UserError(
             f"labels must be < the number of prototypes ({n_cohorts}); got label {y.max()}"
         )
     return y
@@ -63,7 +64,7 @@ def _as_labels(labels: object, n: int, n_cohorts: int | None = None) -> np.ndarr
 def _as_prototypes(prototypes: object, Z: np.ndarray) -> np.ndarray:
     P = _as_matrix("prototypes", prototypes)
     if P.shape[1] != Z.shape[1]:
-        raise ValueError(
+        raise UserError(
             f"prototypes has {P.shape[1]} columns but Z has {Z.shape[1]}; prototypes must live in the "
             "embedding space (c x k)"
         )
@@ -72,9 +73,9 @@ def _as_prototypes(prototypes: object, Z: np.ndarray) -> np.ndarray:
 
 def _check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
+        raise UserError(f"{name} must be an integer; got {value!r}")
     if int(value) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+        raise UserError(f"{name} must be >= {minimum}; got {value}")
     return int(value)
 
 
@@ -104,7 +105,7 @@ def _s_s_hits(Z: np.ndarray, labels: np.ndarray, rows: np.ndarray | None) -> np.
     Z = _as_matrix("Z", Z)
     y = _as_labels(labels, Z.shape[0])
     if Z.shape[0] < 2:
-        raise ValueError("S_s needs at least 2 samples in Z")
+        raise UserError("S_s needs at least 2 samples in Z")
     nn = knn_indices(Z, 1, rows)[:, 0]
     return y[nn] == (y if rows is None else y[rows])
 
@@ -156,7 +157,7 @@ def link_comparison(reference: np.ndarray, shown: np.ndarray) -> dict[str, list[
     list of pairs (i, j) with i < j."""
     reference, shown = np.asarray(reference, dtype=bool), np.asarray(shown, dtype=bool)
     if reference.shape != shown.shape or reference.ndim != 2 or reference.shape[0] != reference.shape[1]:
-        raise ValueError(f"both graphs must be the same square shape, got {reference.shape} and {shown.shape}")
+        raise UserError(f"both graphs must be the same square shape, got {reference.shape} and {shown.shape}")
     iu = np.triu_indices(reference.shape[0], k=1)
 
     def pairs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -314,13 +315,13 @@ def s_n(X: np.ndarray, Z: np.ndarray, labels: np.ndarray, kappa_max: int | None 
     X, Z, y, counts, present = _s_n_data(X, Z, labels)
     min_n = int(counts[present].min())
     if kappa_max is not None and per_cohort:
-        raise ValueError("kappa_max and per_cohort=True are two readings of kbar: give one")
+        raise UserError("kappa_max and per_cohort=True are two readings of kbar: give one")
     if kappa_max is None:
         kbar = (9 * min_n) // 10
     else:
         kbar = _check_int("kappa_max", kappa_max, 1)
         if kbar > min_n - 1:
-            raise ValueError(
+            raise UserError(
                 f"kappa_max ({kbar}) must be <= the smallest cohort size minus one ({min_n - 1})"
             )
     if kbar == 0:

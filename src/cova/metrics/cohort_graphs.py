@@ -13,6 +13,7 @@ import numpy as np
 
 from ..affinity.graphs import knn_graph
 from ..cohorts.proximity import cluster_graph, cohort_proximity
+from ..errors import UserError
 from ..inputs import Inputs
 from .centres import cohort_centres
 from .cohort import cohort_graph, link_comparison
@@ -44,13 +45,13 @@ def reference_graph(kind: str, inputs: Inputs, raw_X: np.ndarray | None, kappa: 
         return cohort_graph(inputs.prototypes, kappa)
     if kind == "raw_centroid_cosine":
         if raw_X is None:
-            raise ValueError("reference 'raw_centroid_cosine' needs the dataset's raw X")
+            raise UserError("reference 'raw_centroid_cosine' needs the dataset's raw X")
         return cluster_graph(raw_X, inputs.labels, c, kappa) > 0
     if kind == "centroid_cosine":
         return cluster_graph(inputs.X, inputs.labels, c, kappa) > 0
     if kind == "original":
         return original_graph(inputs, kappa)
-    raise ValueError(f"reference must be one of {list(REFERENCE_GRAPHS)}, got {kind!r}")
+    raise UserError(f"reference must be one of {list(REFERENCE_GRAPHS)}, got {kind!r}")
 
 
 def link_counts(links: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UserError
 from .display_neighbours import _k, display_points
 from .neighborhood import _as_matrix, knn_indices
 
@@ -46,7 +47,7 @@ def centre_fraction(Z: np.ndarray, share: float = CENTRE_SHARE) -> float:
     the share of the points in the central disc (ball) of the display. A uniform disc gives ``share²``, a
     uniform 3-D ball ``share³``, a ring or a sphere 0. NaN when every point is at the centroid."""
     if not 0 < share < 1:
-        raise ValueError(f"share must be in (0, 1); got {share}")
+        raise UserError(f"share must be in (0, 1); got {share}")
     r = radii(Z)
     top = r.max()
     return float(np.mean(r < share * top)) if top > 0 else float("nan")
@@ -71,7 +72,7 @@ def degree_radius_rho(Z: np.ndarray, degree: np.ndarray, geometry: str = "plane"
     d = np.asarray(degree, dtype=np.float64).ravel()
     U = display_points(Z, geometry)
     if d.shape[0] != U.shape[0]:
-        raise ValueError(f"degree has {d.shape[0]} entries but the embedding has {U.shape[0]} rows")
+        raise UserError(f"degree has {d.shape[0]} entries but the embedding has {U.shape[0]} rows")
     if geometry == "plane":
         s = radii(U)
     else:

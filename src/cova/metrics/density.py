@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..affinity.fuzzy import fuzzy_graph
+from ..errors import UserError
 from .neighborhood import _as_matrix, _same_rows
 
 __all__ = ["RADIUS_NEIGHBORS", "RADIUS_EPSILON", "local_radii", "local_radius_pair", "pearson", "radius_correlation"]
@@ -61,13 +62,13 @@ def local_radii(A: np.ndarray, P: sp.spmatrix, epsilon: float = RADIUS_EPSILON) 
     m = A.shape[0]
     P = sp.csr_matrix(P, dtype=np.float64)
     if P.shape != (m, m):
-        raise ValueError(f"P must be {m}×{m} like the rows of A; got {P.shape}")
+        raise UserError(f"P must be {m}×{m} like the rows of A; got {P.shape}")
     if P.nnz and P.data.min() < 0:
-        raise ValueError("P must have non-negative weights")
+        raise UserError("P must have non-negative weights")
     P.sort_indices()
     ratio = _weighted_sq_radius(A, P.indptr.astype(np.int64), P.indices.astype(np.int64), P.data)
     if np.isnan(ratio).any():
-        raise ValueError(f"{int(np.isnan(ratio).sum())} points have no edge of positive weight in P: their local "
+        raise UserError(f"{int(np.isnan(ratio).sum())} points have no edge of positive weight in P: their local "
                          "radius is undefined")
     return np.log(float(epsilon) + ratio)
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
 from .neighborhood import _as_matrix, knn_indices
 from .retrieval import knn_error, knn_vote
 
@@ -34,18 +35,18 @@ def display_points(Z: np.ndarray, geometry: str = "plane") -> np.ndarray:
     if geometry == "plane":
         return Z
     if geometry != "sphere":
-        raise ValueError(f"geometry must be 'plane' or 'sphere'; got {geometry!r}")
+        raise UserError(f"geometry must be 'plane' or 'sphere'; got {geometry!r}")
     norms = np.linalg.norm(Z, axis=1)
     if np.any(norms == 0):
-        raise ValueError("a point of a sphere embedding is at the origin: it has no direction")
+        raise UserError("a point of a sphere embedding is at the origin: it has no direction")
     return Z / norms[:, None]
 
 
 def _k(k: int, n: int) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be an integer >= 1; got {k!r}")
+        raise UserError(f"k must be an integer >= 1; got {k!r}")
     if n < 2:
-        raise ValueError("neighbourhood scores need at least 2 points")
+        raise UserError("neighbourhood scores need at least 2 points")
     return int(min(k, n - 1))
 
 
@@ -71,10 +72,10 @@ def knn_accuracy_series(Z: np.ndarray, labels: np.ndarray, ks: Iterable[int],
     n = U.shape[0]
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"labels must be 1-D with {n} entries; got shape {y.shape}")
+        raise UserError(f"labels must be 1-D with {n} entries; got shape {y.shape}")
     ks = list(ks)
     if not ks:
-        raise ValueError("ks must name at least one k; got an empty list")
+        raise UserError("ks must name at least one k; got an empty list")
     capped = {k: _k(k, n) for k in ks}
     _, codes = np.unique(y, return_inverse=True)
     codes = codes.astype(np.int64)
@@ -93,7 +94,7 @@ def graph_precision(Z: np.ndarray, W: sp.spmatrix, k: int = 10, geometry: str = 
     n = U.shape[0]
     W = sp.csr_matrix(W)
     if W.shape != (n, n):
-        raise ValueError(f"W must be {n}×{n} like the embedding; got {W.shape}")
+        raise UserError(f"W must be {n}×{n} like the embedding; got {W.shape}")
     has = np.asarray((W > 0).sum(axis=1)).ravel() - (W.diagonal() > 0) > 0
     if not has.any():
         return float("nan")

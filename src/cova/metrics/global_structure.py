@@ -23,6 +23,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
 from .neighborhood import _as_matrix, _block_rows, _same_rows, sqdist_block
 from .subsample import MAX_PAIRWISE_POINTS, SUBSAMPLE_SEED, pairwise_subsample
 
@@ -47,9 +48,9 @@ def condensed_distances(A: np.ndarray) -> np.ndarray:
     A = _as_matrix("A", A)
     n = A.shape[0]
     if n < 2:
-        raise ValueError(f"pairwise distances need at least 2 rows; got {n}")
+        raise UserError(f"pairwise distances need at least 2 rows; got {n}")
     if n > MAX_CONDENSED_POINTS:
-        raise ValueError(f"condensed distances of {n} points would need {n * (n - 1) // 2 * 8 / 1e9:.1f} GB; at "
+        raise UserError(f"condensed distances of {n} points would need {n * (n - 1) // 2 * 8 / 1e9:.1f} GB; at "
                          f"most MAX_CONDENSED_POINTS = {MAX_CONDENSED_POINTS} points are allowed (subsample with "
                          "pairwise_subsample)")
     out = np.empty(n * (n - 1) // 2, dtype=np.float64)
@@ -224,7 +225,7 @@ def centroid_triplet_accuracy(X: np.ndarray, Z: np.ndarray, labels: np.ndarray) 
     X, Z = _pair(X, Z)
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"labels must be 1-D with {X.shape[0]} entries; got shape {y.shape}")
+        raise UserError(f"labels must be 1-D with {X.shape[0]} entries; got shape {y.shape}")
     _, codes = np.unique(y, return_inverse=True)
     codes = codes.astype(np.int64).ravel()
     c = int(codes.max()) + 1

@@ -32,6 +32,7 @@ from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
 from ..affinity.distances import SMALL_WORK, squared_distances
+from ..errors import UserError
 
 __all__ = ["trustworthiness", "continuity", "trustworthiness_continuity", "trustworthiness_continuity_per_row",
            "knn_indices", "target_ranks"]
@@ -52,20 +53,20 @@ def _as_matrix(name: str, A: object) -> np.ndarray:
     """``A`` as a finite 2-D float64 array, or a ValueError naming ``name``."""
     arr = np.asarray(A)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (samples x features); got shape {arr.shape}")
+        raise UserError(f"{name} must be a 2-D array (samples x features); got shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must be non-empty; got shape {arr.shape}")
+        raise UserError(f"{name} must be non-empty; got shape {arr.shape}")
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+        raise UserError(f"{name} must be numeric; got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise UserError(f"{name} contains NaN or infinite values")
     return arr
 
 
 def _same_rows(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
     if a.shape[0] != b.shape[0]:
-        raise ValueError(
+        raise UserError(
             f"{name_b} has {b.shape[0]} rows but {name_a} has {a.shape[0]}; both must describe the same samples"
         )
 
@@ -74,10 +75,10 @@ def _as_rows(rows: object, n: int) -> np.ndarray:
     """``rows`` as distinct int64 sample indices in [0, n), or a ValueError."""
     r = np.asarray(rows)
     if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
-        raise ValueError(f"rows must be a non-empty 1-D array of sample indices; got shape {r.shape}, dtype {r.dtype}")
+        raise UserError(f"rows must be a non-empty 1-D array of sample indices; got shape {r.shape}, dtype {r.dtype}")
     r = r.astype(np.int64)
     if r.min() < 0 or r.max() >= n or np.unique(r).size != r.size:
-        raise ValueError(f"rows must be distinct sample indices in [0, {n})")
+        raise UserError(f"rows must be distinct sample indices in [0, {n})")
     return r
 
 
@@ -548,7 +549,7 @@ def knn_indices(A: np.ndarray, k: int, rows: np.ndarray | None = None) -> np.nda
     A = np.ascontiguousarray(A, dtype=np.float64)
     n, d = A.shape
     if not 1 <= k <= n - 1:
-        raise ValueError(f"k must be in [1, n - 1] = [1, {n - 1}]; got {k}")
+        raise UserError(f"k must be in [1, n - 1] = [1, {n - 1}]; got {k}")
     if rows is not None:
         rows = np.asarray(rows, dtype=np.int64)
     if d > KDTREE_MAX_DIM:
@@ -595,12 +596,12 @@ def target_ranks(A: np.ndarray, T: np.ndarray, rows: np.ndarray | None = None) -
 
 def _check_n_neighbors(n_neighbors: int, n: int) -> int:
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)):
-        raise ValueError(f"n_neighbors must be an integer; got {n_neighbors!r}")
+        raise UserError(f"n_neighbors must be an integer; got {n_neighbors!r}")
     k = int(n_neighbors)
     if k < 1:
-        raise ValueError(f"n_neighbors must be >= 1; got {k}")
+        raise UserError(f"n_neighbors must be >= 1; got {k}")
     if k >= n / 2:
-        raise ValueError(f"n_neighbors ({k}) should be less than n_samples / 2 ({n / 2})")
+        raise UserError(f"n_neighbors ({k}) should be less than n_samples / 2 ({n / 2})")
     return k
 
 

@@ -57,6 +57,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import UserError
 from ..objectives.coembedding import gamma_objective
 from .centres import procrustes_align
 from .coembedding import mean_rank, mean_rank_ties, pooled_knn_error
@@ -160,7 +161,7 @@ def register(name: str, needs: Iterable[str], keys: Iterable[str], scope: Litera
     draw them, so that no renderer computes a measure again."""
     def add(func: Callable[[ScoreData], dict[str, Any]]) -> Callable[[ScoreData], dict[str, Any]]:
         if name in METRICS:
-            raise ValueError(f"metric {name!r} is already registered")
+            raise UserError(f"metric {name!r} is already registered")
         METRICS[name] = Metric(name, func, frozenset(needs), tuple(keys), scope, group, tuple(arrays))
         return func
     return add
@@ -176,11 +177,11 @@ def check_groups(measures: Iterable[str] | None) -> tuple[str, ...]:
     if measures is None:
         return ()
     if isinstance(measures, str):
-        raise ValueError(f"measures must be a list of group names, not a string; got {measures!r}")
+        raise UserError(f"measures must be a list of group names, not a string; got {measures!r}")
     chosen = tuple(dict.fromkeys(measures))
     unknown = [g for g in chosen if g not in groups()]
     if unknown:
-        raise ValueError(f"measures: unknown metric group(s) {unknown}; allowed: {groups()}")
+        raise UserError(f"measures: unknown metric group(s) {unknown}; allowed: {groups()}")
     return chosen
 
 
@@ -380,7 +381,7 @@ def _nerv(d: ScoreData) -> dict[str, Any]:
     X = d.X
     if space == "ground_truth":
         if d.ground_truth is None or d.ground_truth.shape[0] != d.Z.shape[0]:
-            raise ValueError("the NeRV measures in the ground-truth space need the dataset's latent coordinates, one "
+            raise UserError("the NeRV measures in the ground-truth space need the dataset's latent coordinates, one "
                              "row per embedded sample")
         X = np.asarray(d.ground_truth, dtype=np.float64)
     scores, curves = nerv_measures(X, d.Z, d.labels, **settings)

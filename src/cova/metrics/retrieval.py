@@ -53,6 +53,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..affinity.perplexity import calibrate_precisions, log_conditional_probabilities
+from ..errors import UserError
 from .neighborhood import (
     _as_matrix,
     _Blocks,
@@ -114,10 +115,10 @@ class SmoothedPrecisionRecall(NamedTuple):
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
+        raise UserError(f"{name} must be an integer; got {value!r}")
     v = int(value)
     if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}]; got {v}")
+        raise UserError(f"{name} must be in [{lo}, {hi}]; got {v}")
     return v
 
 
@@ -126,7 +127,7 @@ def _check_pair(X: object, Z: object) -> tuple[np.ndarray, np.ndarray]:
     Z = _as_matrix("Z", Z)
     _same_rows("X", X, "Z", Z)
     if X.shape[0] < 3:
-        raise ValueError(f"at least 3 samples are needed; got {X.shape[0]}")
+        raise UserError(f"at least 3 samples are needed; got {X.shape[0]}")
     return X, Z
 
 
@@ -152,7 +153,7 @@ def _mean_distance(A: np.ndarray, rows: np.ndarray) -> float:
         total += float(np.sqrt(D).sum())
     mean = total / (rows.size * (A.shape[0] - 1))
     if not mean > 0.0:
-        raise ValueError("all points coincide (mean pairwise distance 0); the mean-1 rescaling is undefined")
+        raise UserError("all points coincide (mean pairwise distance 0); the mean-1 rescaling is undefined")
     return mean
 
 
@@ -279,11 +280,11 @@ def rank_smoothed_precision_recall(X: np.ndarray, Z: np.ndarray, n_neighbors: fl
     paper's recall.
     """
     if ties not in ("best", "worst", "mean"):
-        raise ValueError(f"ties must be 'best', 'worst' or 'mean'; got {ties!r}")
+        raise UserError(f"ties must be 'best', 'worst' or 'mean'; got {ties!r}")
     X, Z = _check_pair(X, Z)
     n = X.shape[0]
     if not 1.0 < float(n_neighbors) < n - 1:
-        raise ValueError(f"n_neighbors must lie in (1, n - 1) = (1, {n - 1}); got {n_neighbors}")
+        raise UserError(f"n_neighbors must lie in (1, n - 1) = (1, {n - 1}); got {n_neighbors}")
     ranks = np.arange(1, n, dtype=np.float64)
     beta = float(calibrate_precisions((ranks ** 2)[None, :], n_neighbors, np.array([-1]))[0])
     logpi = np.concatenate(([0.0], -beta * ranks ** 2))
@@ -424,7 +425,7 @@ def knn_misclassified(Z: np.ndarray, labels: np.ndarray, n_neighbors: int = 5) -
     Z = _as_matrix("Z", Z)
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != Z.shape[0]:
-        raise ValueError(f"labels must be 1-D with {Z.shape[0]} entries; got shape {y.shape}")
+        raise UserError(f"labels must be 1-D with {Z.shape[0]} entries; got shape {y.shape}")
     n = Z.shape[0]
     k = _check_int("n_neighbors", n_neighbors, 1, n - 1)
     _, codes = np.unique(y, return_inverse=True)
@@ -449,10 +450,10 @@ def heldout_knn_error(Z: np.ndarray, labels: np.ndarray, train: np.ndarray, n_ne
     y = np.asarray(labels)
     train = np.asarray(train, dtype=bool)
     if y.shape != (Z.shape[0],) or train.shape != (Z.shape[0],):
-        raise ValueError(f"labels and train must be 1-D with {Z.shape[0]} entries; got {y.shape} and {train.shape}")
+        raise UserError(f"labels and train must be 1-D with {Z.shape[0]} entries; got {y.shape} and {train.shape}")
     k = int(n_neighbors)
     if not 1 <= k <= int(train.sum()) or train.all():
-        raise ValueError(f"need at least {k} training rows and one test row; got {int(train.sum())} and "
+        raise UserError(f"need at least {k} training rows and one test row; got {int(train.sum())} and "
                          f"{int((~train).sum())}")
     codes, y_codes = np.unique(y, return_inverse=True)
     nb = KDTree(Z[train]).query(Z[~train], k=k, return_distance=False)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import UserError
+
 __all__ = ["MAX_PAIRWISE_POINTS", "SUBSAMPLE_SEED", "EXACT_MAX_POINTS", "N_QUERIES", "Z_95", "pairwise_subsample",
            "Estimate", "estimate"]
 
@@ -48,7 +50,7 @@ def pairwise_subsample(m: int, max_points: int = MAX_PAIRWISE_POINTS, seed: int 
         if value is None and name == "exact_max_points":
             continue
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}; got {value!r}")
+            raise UserError(f"{name} must be an integer >= {lo}; got {value!r}")
     if m <= max(max_points, max_points if exact_max_points is None else exact_max_points):
         return np.arange(m, dtype=np.int64)
     rows = np.random.default_rng(seed).choice(m, size=int(max_points), replace=False)
@@ -86,7 +88,7 @@ def estimate(per_row: np.ndarray, n: int) -> Estimate:
     v = np.asarray(per_row, dtype=np.float64)
     q = v.size
     if q < 2 or not 2 <= q <= n:
-        raise ValueError(f"an estimate needs 2 <= queries <= n rows; got {q} queries of {n} rows")
+        raise UserError(f"an estimate needs 2 <= queries <= n rows; got {q} queries of {n} rows")
     mean = float(np.mean(v))
     se = math.sqrt(max(0.0, 1.0 - q / n) * float(np.var(v, ddof=1)) / q)
     return Estimate(mean, se, q, n)

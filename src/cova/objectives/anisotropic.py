@@ -62,6 +62,8 @@ from dataclasses import dataclass, replace
 import numba
 import numpy as np
 
+from ..errors import UserError
+
 __all__ = ["EPSILON", "WINSOR_QUANTILE", "FLAT_RELATIVE", "AnisotropicTerm", "CorrelationStatistics", "original_radii",
            "embedded_radii", "correlation_statistics", "epoch_statistics", "check_edges", "vertex_records", "edge_radius_gradients",
            "edge_correlation_gradients", "correlation_gradient", "correlation_surrogate", "radius_correlation"]
@@ -98,7 +100,7 @@ class AnisotropicTerm:
         frames = self.frames.result() if isinstance(self.frames, Future) else self.frames
         frames = np.asarray(frames)
         if frames.ndim != 3 or frames.shape[0] != m or frames.shape[2] != dim:
-            raise ValueError(f"the anisotropic frames must be (m, L, dim) = ({m}, L, {dim}), got {frames.shape}")
+            raise UserError(f"the anisotropic frames must be (m, L, dim) = ({m}, L, {dim}), got {frames.shape}")
         r_o = np.asarray(self.r_o)
         if order is not None:
             frames, r_o = frames[order], r_o[order]
@@ -129,16 +131,16 @@ def check_edges(Y: np.ndarray, head: np.ndarray, tail: np.ndarray, frames: np.nd
     tail = np.ascontiguousarray(tail, dtype=np.int64)
     frames = np.ascontiguousarray(frames, dtype=np.float64)
     if Y.ndim != 2:
-        raise ValueError(f"Y must be a 2-D (m, dim) array, got shape {Y.shape}")
+        raise UserError(f"Y must be a 2-D (m, dim) array, got shape {Y.shape}")
     m, dim = Y.shape
     if head.shape != tail.shape or head.ndim != 1:
-        raise ValueError(f"head and tail must be 1-D arrays of equal length, got {head.shape} and {tail.shape}")
+        raise UserError(f"head and tail must be 1-D arrays of equal length, got {head.shape} and {tail.shape}")
     if head.size and (min(head.min(), tail.min()) < 0 or max(head.max(), tail.max()) >= m):
-        raise ValueError(f"edge endpoints must lie in [0, {m}), got head/tail out of range")
+        raise UserError(f"edge endpoints must lie in [0, {m}), got head/tail out of range")
     if frames.ndim != 3 or frames.shape[0] != m or frames.shape[2] != dim:
-        raise ValueError(f"frames must have shape (m, L, dim) = ({m}, L, {dim}), got {frames.shape}")
+        raise UserError(f"frames must have shape (m, L, dim) = ({m}, L, {dim}), got {frames.shape}")
     if not np.array_equal(np.bincount(head, minlength=m), np.bincount(tail, minlength=m)):
-        raise ValueError("the edges must store both directions of every pair (a vertex heads a different number of "
+        raise UserError("the edges must store both directions of every pair (a vertex heads a different number of "
                          "edges than it ends)")
     return Y, head, tail, frames
 
@@ -153,13 +155,13 @@ def original_radii(singular_values: np.ndarray, n_directions: int = 2,
     """
     sv = np.asarray(singular_values, dtype=np.float64)
     if sv.ndim != 2:
-        raise ValueError(f"singular_values must be a 2-D (m, s) array, got shape {sv.shape}")
+        raise UserError(f"singular_values must be a 2-D (m, s) array, got shape {sv.shape}")
     if sv.shape[1] < n_directions:
-        raise ValueError(f"need at least n_directions = {n_directions} singular values per point, got {sv.shape[1]}")
+        raise UserError(f"need at least n_directions = {n_directions} singular values per point, got {sv.shape[1]}")
     if not 0.0 <= winsor < 0.5:
-        raise ValueError(f"winsor must be in [0, 0.5), got {winsor}")
+        raise UserError(f"winsor must be in [0, 0.5), got {winsor}")
     if not np.all(np.isfinite(sv)) or np.any(sv < 0):
-        raise ValueError("singular_values must be finite and non-negative")
+        raise UserError("singular_values must be finite and non-negative")
     top = sv[:, :n_directions]
     r = np.log(EPSILON + top**2)
     if winsor > 0.0:
@@ -222,17 +224,17 @@ def correlation_statistics(r_e: np.ndarray, r_o: np.ndarray, var_shift: float = 
     r_e = np.asarray(r_e, dtype=np.float64)
     r_o = np.asarray(r_o, dtype=np.float64)
     if r_e.shape != r_o.shape or r_e.ndim != 2:
-        raise ValueError(f"r_e and r_o must both be (m, L), got {r_e.shape} and {r_o.shape}")
+        raise UserError(f"r_e and r_o must both be (m, L), got {r_e.shape} and {r_o.shape}")
     m = r_e.shape[0]
     if m < 2:
-        raise ValueError(f"the correlation needs at least 2 points, got m = {m}")
+        raise UserError(f"the correlation needs at least 2 points, got m = {m}")
     if not var_shift >= 0.0:
-        raise ValueError(f"var_shift must be >= 0, got {var_shift}")
+        raise UserError(f"var_shift must be >= 0, got {var_shift}")
     mean = r_e.mean(axis=0)
     centred = r_e - mean
     std = np.sqrt(r_e.var(axis=0) + var_shift)
     if np.any(std <= 0):
-        raise ValueError("the embedded radii are constant and var_shift = 0: the correlation is undefined")
+        raise UserError("the embedded radii are constant and var_shift = 0: the correlation is undefined")
     cov = (centred * r_o).sum(axis=0) / m
     weight = r_o - cov * centred / std**2
     return CorrelationStatistics(mean=mean, std=std, cov=cov, weight=np.ascontiguousarray(weight))
@@ -402,7 +404,7 @@ def radius_correlation(r_o: np.ndarray, r_e: np.ndarray) -> np.ndarray:
     r_o = np.asarray(r_o, dtype=np.float64)
     r_e = np.asarray(r_e, dtype=np.float64)
     if r_o.shape != r_e.shape or r_o.ndim != 2:
-        raise ValueError(f"r_o and r_e must both be (m, L), got {r_o.shape} and {r_e.shape}")
+        raise UserError(f"r_o and r_e must both be (m, L), got {r_o.shape} and {r_e.shape}")
     a = r_o - r_o.mean(axis=0)
     b = r_e - r_e.mean(axis=0)
     den = np.sqrt((a * a).sum(axis=0) * (b * b).sum(axis=0))

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UserError
+
 __all__ = ["CODE_MODELS", "CodeNLL", "code_nll", "code_probabilities", "code_parameter_sizes", "split_code_parameters"]
 
 #: The two CODE models.
@@ -30,7 +32,7 @@ CODE_MODELS: tuple[str, ...] = ("conditional", "joint")
 
 def _check_model(model: str) -> None:
     if model not in CODE_MODELS:
-        raise ValueError(f"model must be one of {list(CODE_MODELS)}, got {model!r}")
+        raise UserError(f"model must be one of {list(CODE_MODELS)}, got {model!r}")
 
 
 def code_parameter_sizes(m: int, n: int, k: int, model: str) -> tuple[int, ...]:
@@ -45,7 +47,7 @@ def split_code_parameters(x: np.ndarray, m: int, n: int, k: int,
     sizes = code_parameter_sizes(m, n, k, model)
     x = np.asarray(x, dtype=np.float64)
     if x.shape != (sum(sizes),):
-        raise ValueError(f"expected a flat vector of {sum(sizes)} CODE parameters, got shape {x.shape}")
+        raise UserError(f"expected a flat vector of {sum(sizes)} CODE parameters, got shape {x.shape}")
     cuts = np.cumsum(sizes)[:-1]
     blocks = np.split(x, cuts)
     phi, psi = blocks[0].reshape(m, k), blocks[1].reshape(n, k)
@@ -122,7 +124,7 @@ class CodeNLL:
         self.log_py = None
         if model == "conditional":
             if np.any(self.P.sum(axis=0) <= 0):
-                raise ValueError("the conditional CODE model needs every column of P to have positive mass")
+                raise UserError("the conditional CODE model needs every column of P to have positive mass")
             self.log_py = _log_prior(self.P)
         self.work = np.empty_like(self.P)
 

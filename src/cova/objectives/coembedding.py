@@ -39,6 +39,7 @@ import scipy.sparse.linalg
 from scipy.spatial import cKDTree
 from threadpoolctl import threadpool_limits
 
+from ..errors import UserError
 from ..progress import Progress
 
 __all__ = ["DENSE_MAX", "TRIVIAL_TOL", "TIE_RTOL", "relation_margins", "scaled_svd", "relation_weights",
@@ -66,7 +67,7 @@ KDTREE_MAX_K = 64
 def _as_csr(R: Any, name: str) -> sp.csr_matrix:
     R = sp.csr_matrix(R, dtype=np.float64)
     if R.nnz and (not np.all(np.isfinite(R.data)) or R.data.min() < 0):
-        raise ValueError(f"{name} needs a relation with finite, non-negative entries")
+        raise UserError(f"{name} needs a relation with finite, non-negative entries")
     return R
 
 
@@ -79,7 +80,7 @@ def relation_margins(R: Any, name: str = "the co-embedding") -> tuple[sp.csr_mat
     for side, d in (("row", dr), ("column", dc)):
         empty = np.flatnonzero(d <= 0)
         if empty.size:
-            raise ValueError(f"{name} needs a relation without all-zero rows and columns; "
+            raise UserError(f"{name} needs a relation without all-zero rows and columns; "
                              f"{empty.size} {side}s are empty (first: {empty[:5].tolist()}); drop them first")
     return R, dr, dc
 
@@ -105,18 +106,18 @@ def scaled_svd(R: Any, row_scale: np.ndarray, col_scale: np.ndarray, n_triples: 
     R, dr, dc = relation_margins(R, name)
     m, n = R.shape
     if solver not in ("auto", "dense", "sparse"):
-        raise ValueError(f"solver must be one of ['auto', 'dense', 'sparse'], got {solver!r}")
+        raise UserError(f"solver must be one of ['auto', 'dense', 'sparse'], got {solver!r}")
     if solver == "auto":
         solver = "dense" if min(m, n) <= DENSE_MAX else "sparse"
     limit = min(m, n) - (1 if solver == "sparse" else 0)
     if not 1 <= n_triples <= limit:
-        raise ValueError(f"a {m}×{n} relation has at most {limit} singular triples with the {solver} solver; "
+        raise UserError(f"a {m}×{n} relation has at most {limit} singular triples with the {solver} solver; "
                          f"asked for {n_triples}")
     row_scale = np.asarray(row_scale, dtype=np.float64)
     col_scale = np.asarray(col_scale, dtype=np.float64)
     for side, scale, size in (("row", row_scale, m), ("column", col_scale, n)):
         if scale.shape != (size,) or not np.all(np.isfinite(scale)) or np.any(scale <= 0):
-            raise ValueError(f"{name}: the {side} scale must hold {size} positive finite numbers")
+            raise UserError(f"{name}: the {side} scale must hold {size} positive finite numbers")
     if solver == "dense" or _is_dense_enough(R):
         B = R.toarray()
         B *= row_scale[:, None]
@@ -200,13 +201,13 @@ def coembedding_svd(R: Any, eta1: float, eta2: float, n_triples: int, solver: st
     T1 = 1), with the vectors of Eqs. 21-22. ``solver`` and ``random_state`` as in :func:`scaled_svd`."""
     for label, eta in (("eta1", eta1), ("eta2", eta2)):
         if isinstance(eta, (bool, np.bool_)) or not np.isfinite(eta) or eta < 0:
-            raise ValueError(f"{label} must be a finite number ≥ 0, got {eta!r}")
+            raise UserError(f"{label} must be a finite number ≥ 0, got {eta!r}")
     R, dr, dc = relation_margins(R)
     wr, wc = _weights(dr, eta1), _weights(dc, eta2)
     dry = R @ wc
     dcx = R.T @ wr
     if np.any(dry <= 0) or np.any(dcx <= 0):
-        raise ValueError(f"the weights of eta1={eta1}, eta2={eta2} underflow: the row or column sums of the "
+        raise UserError(f"the weights of eta1={eta1}, eta2={eta2} underflow: the row or column sums of the "
                          f"relation spread too widely for these exponents")
     U, s, V, _, _ = scaled_svd(R, np.sqrt(wr / dry), np.sqrt(wc / dcx), n_triples, solver=solver,
                                random_state=random_state, name="the co-embedding")
@@ -217,12 +218,12 @@ def _base_model(svd: CoembeddingSVD, dim: int) -> tuple[np.ndarray, np.ndarray, 
     """Eqs. 41-42 at γ = 0, ξ = 1, each column's sign fixed (largest-magnitude entry of Z_x positive), λ_2..λ_{k+1}
     and the number of further unit singular values."""
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, Integral) or dim < 1:
-        raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        raise UserError(f"dim must be a positive integer, got {dim!r}")
     if dim + 1 > svd.s.size:
-        raise ValueError(f"dim={dim} needs {dim + 1} singular triples, the decomposition has {svd.s.size}")
+        raise UserError(f"dim={dim} needs {dim + 1} singular triples, the decomposition has {svd.s.size}")
     s = svd.s[1:dim + 1]
     if np.any(s <= 1e-12 * svd.s[0]):
-        raise ValueError(f"dim={dim} exceeds the rank of the normalised relation (singular values "
+        raise UserError(f"dim={dim} exceeds the rank of the normalised relation (singular values "
                          f"{s.tolist()}): lower dim")
     psi = svd.U[:, 1:dim + 1] / np.sqrt(svd.wr * svd.dry)[:, None]
     Zx = psi / np.sqrt(np.einsum("iq,i,iq->q", psi, svd.dry, psi))
@@ -247,9 +248,9 @@ def reduced_model(svd_result: CoembeddingSVD, dim: int, xi: float,
     column positive). Warns when a singular value beyond the first is 1 (to :data:`TRIVIAL_TOL`): the relation's
     bipartite graph is disconnected and those axes only separate its blocks (embed each block separately)."""
     if not np.isfinite(xi) or xi <= 0:
-        raise ValueError(f"xi must be a finite number > 0, got {xi!r}")
+        raise UserError(f"xi must be a finite number > 0, got {xi!r}")
     if not np.isfinite(gamma) or gamma < 0:
-        raise ValueError(f"gamma must be a finite number ≥ 0, got {gamma!r}")
+        raise UserError(f"gamma must be a finite number ≥ 0, got {gamma!r}")
     Zx, Zy, lambdas, n_unit = _base_model(svd_result, dim)
     if n_unit:
         warnings.warn(f"{n_unit + 1} singular values equal 1: the relation is disconnected and its leading "
@@ -268,11 +269,11 @@ def neighbourhood_size(spec: int | str, size: int) -> int:
     settings of the paper's Figs. 9-10 are ``10``, ``"10%"``, ``"50%"``, ``"all-10"`` and ``"all"``."""
     allowed = "a positive integer, '<p>%' with 0 < p ≤ 100, 'all' or 'all-<k>'"
     if isinstance(spec, (bool, np.bool_)):
-        raise ValueError(f"a neighbourhood size must be {allowed}, got {spec!r}")
+        raise UserError(f"a neighbourhood size must be {allowed}, got {spec!r}")
     if isinstance(spec, Integral):
         k = int(spec)
         if not 1 <= k <= size:
-            raise ValueError(f"a neighbourhood size must be between 1 and {size} here, got {k}")
+            raise UserError(f"a neighbourhood size must be between 1 and {size} here, got {k}")
         return k
     if isinstance(spec, str):
         text = spec.strip().lower()
@@ -282,15 +283,15 @@ def neighbourhood_size(spec: int | str, size: int) -> int:
         if match:
             k = size - int(match.group(1))
             if k < 1:
-                raise ValueError(f"neighbourhood size {spec!r} leaves {k} of {size} neighbours; need at least 1")
+                raise UserError(f"neighbourhood size {spec!r} leaves {k} of {size} neighbours; need at least 1")
             return k
         match = _PERCENT.match(text)
         if match:
             p = Fraction(match.group(1))
             if not 0 < p <= 100:
-                raise ValueError(f"neighbourhood size {spec!r}: the percentage must be in (0, 100]")
+                raise UserError(f"neighbourhood size {spec!r}: the percentage must be in (0, 100]")
             return max(1, int(p * size // 100))
-    raise ValueError(f"a neighbourhood size must be {allowed}, got {spec!r}")
+    raise UserError(f"a neighbourhood size must be {allowed}, got {spec!r}")
 
 
 def _top_k_dense(A: np.ndarray, k: int, axis: int) -> np.ndarray:
@@ -341,7 +342,7 @@ def mutual_knn_pairs(R: Any, k_r: int | str = 5, k_c: int | str = 5) -> tuple[np
     if dense_input:
         A = np.asarray(R, dtype=np.float64)
         if A.ndim != 2 or not np.all(np.isfinite(A)) or (A.size and A.min() < 0):
-            raise ValueError("K(R) needs a 2-D relation with finite, non-negative entries")
+            raise UserError("K(R) needs a 2-D relation with finite, non-negative entries")
     else:
         Rs = _as_csr(R, "K(R)")
         if _is_dense_enough(Rs):
@@ -503,13 +504,13 @@ def gamma_objective(R_or_pairs: Any, Zx: np.ndarray, Zy: np.ndarray, k_r: int | 
     Zx = np.asarray(Zx, dtype=np.float64)
     Zy = np.asarray(Zy, dtype=np.float64)
     if Zx.ndim != 2 or Zy.ndim != 2 or Zx.shape[1] != Zy.shape[1]:
-        raise ValueError(f"Zx and Zy must be 2-D with the same number of columns, got {Zx.shape} and {Zy.shape}")
+        raise UserError(f"Zx and Zy must be 2-D with the same number of columns, got {Zx.shape} and {Zy.shape}")
     m, n = Zx.shape[0], Zy.shape[0]
     if isinstance(R_or_pairs, tuple) and len(R_or_pairs) == 2:
         rows, cols = R_or_pairs
     else:
         if tuple(R_or_pairs.shape) != (m, n):
-            raise ValueError(f"a {R_or_pairs.shape[0]}×{R_or_pairs.shape[1]} relation does not match embeddings of "
+            raise UserError(f"a {R_or_pairs.shape[0]}×{R_or_pairs.shape[1]} relation does not match embeddings of "
                              f"{m} rows and {n} columns")
         rows, cols = mutual_knn_pairs(R_or_pairs, k_r, k_c)
     kr, kc = neighbourhood_size(k_r, m), neighbourhood_size(k_c, n)
@@ -553,7 +554,7 @@ def _grid_values(values: Sequence[float], name: str, low: float, high: float, lo
     bad = ~np.isfinite(arr) | (arr > high) | ((arr <= low) if low_open else (arr < low))
     if arr.size == 0 or np.any(bad):
         interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
-        raise ValueError(f"the grid of {name} must be a non-empty list of numbers in {interval}, got {arr.tolist()}")
+        raise UserError(f"the grid of {name} must be a non-empty list of numbers in {interval}, got {arr.tolist()}")
     return arr
 
 
@@ -570,7 +571,7 @@ def grid_search(R: Any, dim: int, etas1: Sequence[float], etas2: Sequence[float]
     every ``n_threads``): the result does not depend on it. Grid order is lexicographic in (η1, η2, ξ, γ); among equal Γ the
     first model in that order wins."""
     if isinstance(n_threads, (bool, np.bool_)) or not isinstance(n_threads, Integral) or n_threads < 1:
-        raise ValueError(f"n_threads must be a positive integer, got {n_threads!r}")
+        raise UserError(f"n_threads must be a positive integer, got {n_threads!r}")
     e1 = _grid_values(etas1, "eta1", 0.0, 10.0, False)
     e2 = _grid_values(etas2, "eta2", 0.0, 10.0, False)
     xs = _grid_values(xis, "xi", 0.0, 3.0, True)

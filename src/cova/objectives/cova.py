@@ -8,6 +8,7 @@ import numpy as np
 import scipy.linalg.blas
 import scipy.sparse as sp
 
+from ..errors import UserError
 from .cohort import o_dist_c, o_kl_c
 from .kl import REPULSION_METHODS
 from .local import o_dist_l, o_kl_l
@@ -126,7 +127,7 @@ def prototype_distance_weights(prototypes: np.ndarray, normalize: bool = True) -
     if normalize:
         total = Wv.sum()
         if total <= 0:
-            raise ValueError("all prototypes coincide: W_v sums to 0 and cannot be normalised")
+            raise UserError("all prototypes coincide: W_v sums to 0 and cannot be normalised")
         Wv = Wv / total
     return Wv
 

@@ -41,6 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ..errors import UserError
 from .octree import repulsion_octree
 from .threads import kernel_threads
 
@@ -79,7 +80,7 @@ def _dense(P: Any, l: int, name: str) -> np.ndarray:
     P = P.toarray() if sp.issparse(P) else np.asarray(P)
     P = np.ascontiguousarray(P, dtype=np.float64)
     if P.shape != (l, l):
-        raise ValueError(f"{name} must be {l}×{l} to match Z, got shape {P.shape}")
+        raise UserError(f"{name} must be {l}×{l} to match Z, got shape {P.shape}")
     return P
 
 
@@ -286,7 +287,7 @@ def joint_kl_small(Y: np.ndarray, P: np.ndarray, kernel: Literal["student", "gau
         Q = num / num.sum()
         PQ = P - Q
     else:
-        raise ValueError(f"kernel must be one of ['gaussian', 'student'], got {kernel!r}")
+        raise UserError(f"kernel must be one of ['gaussian', 'student'], got {kernel!r}")
     grad = 4.0 * (PQ.sum(axis=1)[:, None] * Y - PQ @ Y)
     mask = P > 0
     kl = float(np.sum(P[mask] * (np.log(P[mask]) - np.log(np.maximum(Q[mask], np.finfo(np.float64).tiny)))))
@@ -308,7 +309,7 @@ def _repulsion_exact(Z: np.ndarray, *, block_size: int | None = None) -> tuple[f
     if block_size is None:
         block_size = max(1, BLOCK_ENTRIES // max(l, 1))
     if block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
+        raise UserError(f"block_size must be >= 1, got {block_size}")
     rep = np.empty_like(Z)
     sum_q = 0.0
     for start in range(0, l, block_size):
@@ -344,7 +345,7 @@ def _repulsion_fft(Z: np.ndarray, *, n_interpolation_points: int = FFT_DEFAULTS[
 
     l, k = Z.shape
     if k not in REPULSION_DIMENSIONS["fft"]:
-        raise ValueError(f"the FFT repulsion supports k = 1 or 2 embedding dimensions, got k = {k} (use 'bh')")
+        raise UserError(f"the FFT repulsion supports k = 1 or 2 embedding dimensions, got k = {k} (use 'bh')")
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     neg = np.zeros_like(Z)
     params = {"n_interpolation_points": int(n_interpolation_points), "min_num_intervals": int(min_num_intervals),
@@ -368,7 +369,7 @@ def _repulsion_bh(Z: np.ndarray, *, theta: float = BH_THETA, n_jobs: int = 1) ->
     from openTSNE.quad_tree import QuadTree
 
     if not theta >= 0:
-        raise ValueError(f"theta must be >= 0, got {theta}")
+        raise UserError(f"theta must be >= 0, got {theta}")
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     neg = np.zeros_like(Z)
     sum_q = float(_tsne.estimate_negative_gradient_bh(QuadTree(Z), Z, neg, theta=float(theta), dof=1,
@@ -390,13 +391,13 @@ REPULSION_METHODS: dict[str, Callable[..., tuple[float, np.ndarray]]] = {
 def resolve_repulsion_method(method: str, l: int, k: int) -> str:
     """The back end ``method`` stands for at size l×k: itself, or for ``"auto"`` ``"exact"`` when
     l ≤ :data:`AUTO_EXACT_MAX_SAMPLES`, else ``"fft"`` (k ≤ 2), ``"octree"`` (k = 3) or ``"exact"`` (k > 3).
-    Unknown names raise ValueError."""
+    Unknown names raise UserError."""
     if method == "auto":
         if l <= AUTO_EXACT_MAX_SAMPLES:
             return "exact"
         return "fft" if k <= 2 else ("octree" if k == 3 else "exact")
     if method not in REPULSION_METHODS:
-        raise ValueError(f"unknown KL repulsion method {method!r}; available: {['auto', *sorted(REPULSION_METHODS)]}")
+        raise UserError(f"unknown KL repulsion method {method!r}; available: {['auto', *sorted(REPULSION_METHODS)]}")
     return method
 
 
@@ -404,7 +405,7 @@ def kl_repulsion(Z: np.ndarray, method: str = "auto", **options) -> tuple[float,
     """The repulsive quantities of t-SNE's KL: ``ΣQ = Σ_{i≠j} q_ij`` and ``rep_i = Σ_j q_ij²(z_i − z_j)``.
 
     ``method`` selects a back end of :data:`REPULSION_METHODS` or ``"auto"`` (:func:`resolve_repulsion_method`);
-    unknown names raise ValueError. ``options`` go to the back end; with ``"auto"`` those the chosen back end does
+    unknown names raise UserError. ``options`` go to the back end; with ``"auto"`` those the chosen back end does
     not take (e.g. ``block_size`` when FFT is chosen) are dropped.
     """
     Z = np.asarray(Z, dtype=float)

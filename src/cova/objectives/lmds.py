@@ -21,6 +21,8 @@ import math
 import numba
 import numpy as np
 
+from ..errors import UserError
+
 __all__ = ["lmds_cost", "lmds_point_cost", "lmds_step", "lmds_updates", "neighbourhood_radii"]
 
 
@@ -103,9 +105,9 @@ def _check(Y: np.ndarray, D: np.ndarray, rho: np.ndarray, lam: float) -> tuple[n
     rho = np.ascontiguousarray(rho, dtype=np.float64)
     n = Y.shape[0]
     if Y.ndim != 2 or D.shape != (n, n) or rho.shape != (n,):
-        raise ValueError(f"need Y (n, d), D (n, n), rho (n,); got {Y.shape}, {D.shape}, {rho.shape}")
+        raise UserError(f"need Y (n, d), D (n, n), rho (n,); got {Y.shape}, {D.shape}, {rho.shape}")
     if not 0.0 <= float(lam) <= 1.0:
-        raise ValueError(f"lam must lie in [0, 1]; got {lam}")
+        raise UserError(f"lam must lie in [0, 1]; got {lam}")
     return Y, D, rho
 
 
@@ -114,7 +116,7 @@ def neighbourhood_radii(D: np.ndarray, k: int) -> np.ndarray:
     D = np.asarray(D, dtype=np.float64)
     n = D.shape[0]
     if not 1 <= k <= n - 1:
-        raise ValueError(f"n_neighbors must lie in [1, n - 1] = [1, {n - 1}]; got {k}")
+        raise UserError(f"n_neighbors must lie in [1, n - 1] = [1, {n - 1}]; got {k}")
     rho = np.empty(n)
     for a in range(0, n, 1024):  # row blocks: O(block n) extra memory
         B = D[a:a + 1024].copy()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
 from .kl import (
     AUTO_EXACT_MAX_SAMPLES,
     BH_THETA,
@@ -70,7 +71,7 @@ def o_kl_l_conditional(Z: np.ndarray, W: sp.spmatrix) -> tuple[float, np.ndarray
     Z = np.asarray(Z, dtype=float)
     l = Z.shape[0]
     if l > CONDITIONAL_MAX_SAMPLES:
-        raise ValueError(f"o_kl_l_conditional builds dense l×l matrices; refused for l = {l} > "
+        raise UserError(f"o_kl_l_conditional builds dense l×l matrices; refused for l = {l} > "
                          f"{CONDITIONAL_MAX_SAMPLES:,} (use the joint o_kl_l, which is blocked)")
     d2 = np.zeros((l, l))
     for dim in range(Z.shape[1]):

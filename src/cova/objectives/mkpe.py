@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..affinity.distances import squared_distances
+from ..errors import UserError
 
 __all__ = ["mkpe_objective"]
 
@@ -35,7 +36,7 @@ def mkpe_objective(Ex: np.ndarray, Ez: np.ndarray, log_sigma: float, K: np.ndarr
     K = np.asarray(K, dtype=np.float64)
     m, n = K.shape
     if Ex.shape[0] != m or Ez.shape[0] != n or Ex.shape[1] != Ez.shape[1]:
-        raise ValueError(f"E_x {Ex.shape} and E_z {Ez.shape} do not match the {m}×{n} kernel")
+        raise UserError(f"E_x {Ex.shape} and E_z {Ez.shape} do not match the {m}×{n} kernel")
     inv_s2 = float(np.exp(-2.0 * float(log_sigma)))
     D = squared_distances(Ex, Ez)
     Ke = np.exp(-D * inv_s2)

@@ -10,6 +10,7 @@ import math
 import numba
 import numpy as np
 
+from ..errors import UserError
 from .kl import pair_sq_dist
 
 __all__ = ["nerv_cost_and_gradient", "tnerv_cost_and_gradient", "nerv_objective", "tnerv_objective",
@@ -108,17 +109,17 @@ def _prepare_log_p(P: np.ndarray, log_P: np.ndarray | None) -> np.ndarray:
     if log_P is None:
         off = ~np.eye(P.shape[0], dtype=bool)
         if np.any(P[off] <= 0.0):
-            raise ValueError("P has zero entries off the diagonal; log P would be -inf. Pass log_P computed in "
+            raise UserError("P has zero entries off the diagonal; log P would be -inf. Pass log_P computed in "
                              "log space (e.g. cova.metrics.retrieval.log_conditional_probabilities)")
         with np.errstate(divide="ignore"):
             L = np.log(P)
     else:
         L = np.array(log_P, dtype=np.float64)
         if L.shape != P.shape:
-            raise ValueError(f"log_P has shape {L.shape} but P has {P.shape}")
+            raise UserError(f"log_P has shape {L.shape} but P has {P.shape}")
     np.fill_diagonal(L, 0.0)
     if not np.all(np.isfinite(L)):
-        raise ValueError("log_P must be finite off the diagonal")
+        raise UserError("log_P must be finite off the diagonal")
     return L
 
 
@@ -126,13 +127,13 @@ def _check_cost_args(Z: np.ndarray, P: np.ndarray, lam: float) -> tuple[np.ndarr
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     P = np.array(P, dtype=np.float64)
     if Z.ndim != 2:
-        raise ValueError(f"Z must be 2-D (n, d); got shape {Z.shape}")
+        raise UserError(f"Z must be 2-D (n, d); got shape {Z.shape}")
     n = Z.shape[0]
     if P.shape != (n, n):
-        raise ValueError(f"P must be ({n}, {n}); got {P.shape}")
+        raise UserError(f"P must be ({n}, {n}); got {P.shape}")
     lam = float(lam)
     if not 0.0 <= lam <= 1.0:
-        raise ValueError(f"lam must lie in [0, 1]; got {lam}")
+        raise UserError(f"lam must lie in [0, 1]; got {lam}")
     np.fill_diagonal(P, 0.0)
     return Z, P, lam
 
@@ -182,7 +183,7 @@ def nerv_cost_and_gradient(Z: np.ndarray, P: np.ndarray, lam: float, beta: np.nd
     Z, P, lam = _check_cost_args(Z, P, lam)
     beta = np.ascontiguousarray(beta, dtype=np.float64)
     if beta.shape != (Z.shape[0],) or not np.all(beta > 0):
-        raise ValueError(f"beta must be a positive ({Z.shape[0]},) array")
+        raise UserError(f"beta must be a positive ({Z.shape[0]},) array")
     return nerv_objective(Z, P, _prepare_log_p(P, log_P), lam, beta)
 
 

@@ -33,6 +33,8 @@ import numba
 import numpy as np
 from numba import njit
 
+from ..errors import UserError
+
 __all__ = ["repulsion_octree", "LEAF_SIZE"]
 
 #: Cells with at most this many points are leaves (summed exactly when opened).
@@ -298,17 +300,17 @@ def repulsion_octree(Z: np.ndarray, *, theta: float = 0.5, leaf_size: int = LEAF
     the number of numba threads. Cost: O(l log l) time, O(l) memory.
     """
     if not theta >= 0:
-        raise ValueError(f"theta must be >= 0, got {theta}")
+        raise UserError(f"theta must be >= 0, got {theta}")
     if leaf_size < 1:
-        raise ValueError(f"leaf_size must be >= 1, got {leaf_size}")
+        raise UserError(f"leaf_size must be >= 1, got {leaf_size}")
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if Z.ndim != 2 or Z.shape[1] != 3:
-        raise ValueError(f"Z must have shape (l, 3), got {Z.shape}")
+        raise UserError(f"Z must have shape (l, 3), got {Z.shape}")
     l = Z.shape[0]
     if l < 2:
         return 0.0, np.zeros_like(Z)
     if not np.all(np.isfinite(Z)):
-        raise ValueError("Z must be finite")
+        raise UserError("Z must be finite")
     codes = _morton(Z)
     order = np.argsort(codes, kind="stable")
     Zs = np.ascontiguousarray(Z[order])

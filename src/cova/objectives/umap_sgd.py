@@ -41,6 +41,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import UserError
 from ..jit import cache_library_kernels
 from ..progress import Progress
 from .anisotropic import AnisotropicTerm, check_edges, edge_gradient, epoch_statistics, vertex_records
@@ -75,7 +76,7 @@ class EdgeList:
         :func:`umap_edges` gives for the permuted graph P[order][:, order]."""
         order = np.asarray(order, dtype=np.int64)
         if order.shape != (self.n_vertices,) or not np.array_equal(np.sort(order), np.arange(self.n_vertices)):
-            raise ValueError(f"order must be a permutation of the {self.n_vertices} vertices")
+            raise UserError(f"order must be a permutation of the {self.n_vertices} vertices")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         head, tail = rank[self.head], rank[self.tail]
@@ -97,14 +98,14 @@ def umap_edges(P: sp.spmatrix, n_epochs: int) -> EdgeList:
     cache_library_kernels("umap")
 
     if not sp.issparse(P) or P.shape[0] != P.shape[1]:
-        raise ValueError(f"P must be a square sparse matrix, got {type(P).__name__} of shape {np.shape(P)}")
+        raise UserError(f"P must be a square sparse matrix, got {type(P).__name__} of shape {np.shape(P)}")
     n_epochs = int(n_epochs)
     if n_epochs < 1:
-        raise ValueError(f"n_epochs must be >= 1, got {n_epochs}")
+        raise UserError(f"n_epochs must be >= 1, got {n_epochs}")
     graph = sp.coo_matrix(P, dtype=np.float32, copy=True)
     graph.sum_duplicates()
     if graph.nnz == 0:
-        raise ValueError("P has no edges: the layout needs a connected neighbour graph")
+        raise UserError("P has no edges: the layout needs a connected neighbour graph")
     m = graph.shape[0]
     threshold_epochs = n_epochs if n_epochs > 10 else (500 if m <= 10_000 else 200)
     graph.data[graph.data < graph.data.max() / float(threshold_epochs)] = 0.0
@@ -176,10 +177,10 @@ def initial_layout(X: np.ndarray, edges: EdgeList, init: str, random_state: np.r
     elif init == "random":
         Y = random_state.uniform(low=-10.0, high=10.0, size=(edges.n_vertices, n_components)).astype(np.float32)
     else:
-        raise ValueError(f"init must be 'spectral', 'tswspectral' or 'random', got {init!r}")
+        raise UserError(f"init must be 'spectral', 'tswspectral' or 'random', got {init!r}")
     span = np.max(Y, 0) - np.min(Y, 0)
     if np.any(span <= 0) or not np.all(np.isfinite(Y)):
-        raise ValueError("the initial layout is degenerate (a constant or non-finite coordinate)")
+        raise UserError("the initial layout is degenerate (a constant or non-finite coordinate)")
     return (10.0 * (Y - np.min(Y, 0)) / span).astype(np.float32, order="C")
 
 
@@ -295,10 +296,10 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     """
     Y = np.array(Y, dtype=np.float32, order="C", copy=True)
     if Y.ndim != 2 or Y.shape[0] != edges.n_vertices:
-        raise ValueError(f"Y must be (m, dim) with m = {edges.n_vertices}, got {Y.shape}")
+        raise UserError(f"Y must be (m, dim) with m = {edges.n_vertices}, got {Y.shape}")
     n_epochs = int(n_epochs)
     if n_epochs < 1:
-        raise ValueError(f"n_epochs must be >= 1, got {n_epochs}")
+        raise UserError(f"n_epochs must be >= 1, got {n_epochs}")
     m = edges.n_vertices
     if order is not None:
         edges = edges.permuted(order)

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constraints import UserError
 from ..datasets.base import Dataset
 from ..embedding import Embedding
+from ..errors import UserError
 from ..io import atomic_path
 
 log = logging.getLogger(__name__)

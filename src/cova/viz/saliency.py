@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 
+from ..errors import UserError
 from .figures import grid_columns, wrap_rows
 from .scatter import cohort_colours, plot_cohorts
 
@@ -49,7 +50,7 @@ def image_shape(n_features: int, meta: dict[str, Any] | None = None) -> tuple[in
         side = int(round(np.sqrt(n_features)))
         shape = (side, side)
     if shape[0] * shape[1] != n_features:
-        raise ValueError(f"cannot draw {n_features} features as an image of shape {shape}: give the dataset an "
+        raise UserError(f"cannot draw {n_features} features as an image of shape {shape}: give the dataset an "
                          f"'image_shape' in its meta")
     return shape
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import UserError
 from ..io import write_text_atomic
 from ..metrics.summary import SCORE_KEYS
 
@@ -178,7 +179,7 @@ def scores_table(records: list[dict[str, Any]]) -> pd.DataFrame:
     table = pd.DataFrame.from_records(records)
     missing = [c for c in ID_COLUMNS if c not in table.columns]
     if missing:
-        raise ValueError(f"score records lack the fields {missing}")
+        raise UserError(f"score records lack the fields {missing}")
     others = sorted(c for c in table.columns if c not in ID_COLUMNS and c not in SCORE_COLUMNS)
     table = table.reindex(columns=ID_COLUMNS + SCORE_COLUMNS + others)
     return table.sort_values(["dataset", "inputs", "method_entry"], kind="stable", ignore_index=True)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ...constraints import POSITIVE_INT, ListOf, StrOptions, declare, integer
 from ...embedding import Embedding
+from ...errors import UserError
 from ...inputs import Inputs
 from ...metrics.coembedding import text_classification_error
 from ...threads import job_threads
@@ -55,7 +56,7 @@ def _panel(run: dict[str, Any], inputs: Inputs, emb: Embedding, title: str) -> C
     rel = inputs.relation
     columns = emb.extras.get("column_embedding")
     if columns is None:
-        raise ValueError(f"run {run['entry']} on {run['dataset']}/{run['inputs']}: method {run['method']} saved no "
+        raise UserError(f"run {run['entry']} on {run['dataset']}/{run['inputs']}: method {run['method']} saved no "
                          f"column embedding; coembed renderers need a co-embedding method (extra column_embedding)")
     n_classes = max(len(rel.row_label_names), len(rel.column_label_names))
     return CoembeddingPanel(emb.Z, columns, rel.row_labels, rel.column_labels, n_classes, title)
@@ -196,7 +197,7 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str = "n_comp
     measures = list(measures)
     per_class = [int(w) for w in (n_words if isinstance(n_words, (list, tuple)) else [n_words])]
     if x == "n_components" and len(per_class) != 1:
-        raise ValueError("coembed_sweep: with x = n_components give one n_words (words per class)")
+        raise UserError("coembed_sweep: with x = n_components give one n_words (words per class)")
     load = RunLoader()
     labels = dict(inputs_labels or {})
     rows = []
@@ -215,7 +216,7 @@ def coembed_sweep(spec: dict[str, Any], out: dict[str, str], *, x: str = "n_comp
     table = table.sort_values(order, kind="stable", ignore_index=True)
     write_csv_atomic(table, out["csv"])
     if line not in table:
-        raise ValueError(f"coembed_sweep: line {line!r} is neither 'group' nor a grid parameter of the runs")
+        raise UserError(f"coembed_sweep: line {line!r} is neither 'group' nor a grid parameter of the runs")
     left_out = "".join(f" {d} has {n} words: its settings above {n} words per class are left out."
                        for d, n in sorted(words_of.items())
                        if set(per_class) - set(table.loc[table["dataset"] == d, "n_words"]))

@@ -51,6 +51,7 @@ import pandas as pd
 from ...affinity.graphs import knn_graph
 from ...cohorts.proximity import citation_similarity
 from ...constraints import POSITIVE_INT, ListOf, StrOptions, declare
+from ...errors import UserError
 from ...metrics.centres import cohort_centres
 from ...metrics.cohort import cohort_graph, link_comparison
 from ...metrics.cohort_graphs import (
@@ -85,9 +86,9 @@ def citation_graph(relations: Any, labels: np.ndarray, n_cohorts: int, kappa: in
     Σ_{y_p=i} Σ_{y_q=j} (θ_pq + θ_qp), the within-cohort density ignored): the cohort graph the citation prototypes
     of Fig. 9 are meant to approximate."""
     if relations is None:
-        raise ValueError("compare_with 'citation' needs a dataset with a relation matrix (e.g. Cora's citations)")
+        raise UserError("compare_with 'citation' needs a dataset with a relation matrix (e.g. Cora's citations)")
     if relations.shape != (len(labels), len(labels)):
-        raise ValueError(f"compare_with 'citation': the relation matrix is {relations.shape}, the inputs have "
+        raise UserError(f"compare_with 'citation': the relation matrix is {relations.shape}, the inputs have "
                          f"{len(labels)} samples")
     return knn_graph(citation_similarity(relations, labels, n_cohorts), kappa, kind="similarity")
 
@@ -181,7 +182,7 @@ def link_panels(spec: dict[str, Any], out: dict[str, str], *, reference_graph: s
         near: list[int] = []
         if target_name is not None:
             if target_name not in inp.label_names:
-                raise ValueError(f"highlight: no cohort named {target_name!r}; cohorts are {inp.label_names}")
+                raise UserError(f"highlight: no cohort named {target_name!r}; cohorts are {inp.label_names}")
             t = inp.label_names.index(target_name)
             near = nearest_cohorts(centres, t, n_high) if ok else []
             proto_near = nearest_cohorts(inp.prototypes, t, n_high)

@@ -33,6 +33,7 @@ import pandas as pd
 
 from ...constraints import POSITIVE_INT, StrOptions, declare, real
 from ...datasets.base import Dataset
+from ...errors import UserError
 from ...inputs import Inputs
 from ...metrics.centres import cohort_centres
 from ...metrics.cohort import cohort_graph
@@ -92,7 +93,7 @@ def img_links(spec: dict[str, Any], out: dict[str, str], *, kappa: int = 2) -> N
         panels = []
         for run, name in zip(runs, run_names(runs)):
             if run["inputs"] != runs[0]["inputs"]:
-                raise ValueError(f"img_links: runs of dataset {d} must share one inputs block")
+                raise UserError(f"img_links: runs of dataset {d} must share one inputs block")
             emb = load.embedding(run)
             Z = emb.Z
             if not np.all(np.isfinite(Z)):
@@ -135,7 +136,7 @@ def _x_value(x: str, x_default: float | None, run: dict[str, Any], cache: dict[s
             return value
         if x_default is not None:
             return x_default
-    raise ValueError(f"img_sweep: run {run['dataset']}/{run['inputs']}/{run['entry']} has no value of x = {x!r} "
+    raise UserError(f"img_sweep: run {run['dataset']}/{run['inputs']}/{run['entry']} has no value of x = {x!r} "
                      f"(a method grid parameter, n_cohorts or inputs.<path>; x_default fills missing inputs keys)")
 
 

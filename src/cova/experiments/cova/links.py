@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ...constraints import POSITIVE_INT, StrOptions, declare
+from ...errors import UserError
 from ...metrics.centres import cohort_centres
 from ...metrics.cohort import cohort_graph, link_comparison
 from ...metrics.cohort_graphs import LINK_KEYS, REFERENCE_GRAPHS, link_counts, nearest_cohorts
@@ -118,7 +119,7 @@ def highlight_grid(spec: dict[str, Any], out: dict[str, str], *, highlight: str,
     for run in spec["runs"]:
         inp, _, Z, _ = load(run)
         if target_name not in inp.label_names:
-            raise ValueError(f"highlight: no cohort named {target_name!r}; cohorts are {inp.label_names}")
+            raise UserError(f"highlight: no cohort named {target_name!r}; cohorts are {inp.label_names}")
         t = inp.label_names.index(target_name)
         orig = nearest_cohorts(cohort_centres(inp.X, inp.labels, inp.n_cohorts), t, k)
         shown = (nearest_cohorts(cohort_centres(Z, inp.labels, inp.n_cohorts), t, k)

@@ -31,6 +31,7 @@ import pandas as pd
 from ...constraints import NON_NEGATIVE_INT, SEED, declare, integer
 from ...datasets.base import Dataset
 from ...embedding import Embedding
+from ...errors import UserError
 from ...inputs import Inputs
 from ...viz.figures import save_figure
 from ...viz.names import method_name
@@ -196,7 +197,7 @@ def featmap_saliency(spec: dict[str, Any], out: dict[str, str], *, random_state:
         for k in range(0, len(pairs), 10):
             figure_rows.append(pairs[k:k + 10])
     if figure_rows and named:
-        raise ValueError(f"featmap_saliency of experiment {spec.get('name', '')!r}: its featMAP runs mix image data "
+        raise UserError(f"featmap_saliency of experiment {spec.get('name', '')!r}: its featMAP runs mix image data "
                          f"and named features ({sorted({r['dataset'] for r in _runs_of(spec, 'featmap')})}); give "
                          "each kind its own experiment")
     title = about(spec).title

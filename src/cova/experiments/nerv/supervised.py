@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.stats import ttest_rel
 
 from ...constraints import declare
+from ...errors import UserError
 from ...viz.figures import save_figure
 from ...viz.names import entry_names
 from ...viz.retrieval import cv_error_figure
@@ -38,7 +39,7 @@ def fold_table(spec: dict[str, Any]) -> pd.DataFrame:
     for run in spec["runs"]:
         split = load.run_inputs(run).spec.get("split") or {}  # the split the inputs step recorded (inputs.npz)
         if "fold" not in split:
-            raise ValueError(f"experiment {spec['name']}: inputs {run['inputs']!r} hold out no fold (cv_error needs "
+            raise UserError(f"experiment {spec['name']}: inputs {run['inputs']!r} hold out no fold (cv_error needs "
                              f"inputs with split: {{n_folds, fold}})")
         scores = run_scores(run)
         rows.append({"dataset": run["dataset"], "inputs": run["inputs"], "method_entry": run["entry"],
@@ -48,7 +49,7 @@ def fold_table(spec: dict[str, Any]) -> pd.DataFrame:
     dup = table.duplicated(["dataset", "method_entry", "fold"])
     if dup.any():
         first = table[dup].iloc[0]
-        raise ValueError(f"experiment {spec['name']}: fold {first.fold} of {first.method_entry} on {first.dataset} "
+        raise UserError(f"experiment {spec['name']}: fold {first.fold} of {first.method_entry} on {first.dataset} "
                          f"appears twice")
     return table
 

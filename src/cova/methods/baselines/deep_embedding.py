@@ -52,6 +52,7 @@ from threadpoolctl import threadpool_limits
 
 from ...affinity.knn import nearest_neighbors
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, integer
+from ...errors import UserError
 from ...inputs import Inputs
 from ...progress import Progress
 from ..base import Embedder, neighbours_below_samples, supervised_arrays
@@ -215,7 +216,7 @@ class DeepEmbedding(Embedder):
         values = [raw] if np.ndim(raw) == 0 else list(np.asarray(raw, dtype=object).ravel())
         if not values or any(isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or h < 1
                              for h in values):
-            raise ValueError(f"hidden_sizes must be one positive int or a non-empty list of them; got {raw!r}")
+            raise UserError(f"hidden_sizes must be one positive int or a non-empty list of them; got {raw!r}")
         return [int(h) for h in values]
 
     def _fit(self, inputs: Inputs) -> "DeepEmbedding":
@@ -224,17 +225,17 @@ class DeepEmbedding(Embedder):
         X_in = np.asarray(inputs.X, dtype=np.float64)
         if X_in.ndim == 2 and not np.all(np.isfinite(X_in)):
             bad = np.argwhere(~np.isfinite(X_in))
-            raise ValueError(f"X has {bad.shape[0]} NaN or infinite entries (the first at row {bad[0, 0]}, column "
+            raise UserError(f"X has {bad.shape[0]} NaN or infinite entries (the first at row {bad[0, 0]}, column "
                              f"{bad[0, 1]}); deep_embedding needs finite features")
         X, y, labelled = supervised_arrays(inputs)
         k = int(self.n_neighbors)  # < n: _option_rules
         lab = np.flatnonzero(labelled)
         if lab.size == 0:
-            raise ValueError("labelled: no row is labelled; deep_embedding needs labelled rows of at least two "
+            raise UserError("labelled: no row is labelled; deep_embedding needs labelled rows of at least two "
                              "classes")
         classes, codes = np.unique(y[lab], return_inverse=True)
         if classes.size < 2:
-            raise ValueError(f"labels: the {lab.size} labelled rows all have the label {classes[0].item()!r}; "
+            raise UserError(f"labels: the {lab.size} labelled rows all have the label {classes[0].item()!r}; "
                              "deep_embedding needs labelled rows of at least two classes")
 
         rng = np.random.default_rng(int(self.random_state))
@@ -269,10 +270,10 @@ class DeepEmbedding(Embedder):
     def transform(self, X: np.ndarray) -> np.ndarray:
         """The trained network applied to the rows of X (standardised as the training rows were)."""
         if not hasattr(self, "params_"):
-            raise ValueError("deep_embedding is not fitted yet; call fit first")
+            raise UserError("deep_embedding is not fitted yet; call fit first")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.mean_.shape[0]:
-            raise ValueError(f"X must have {self.mean_.shape[0]} columns, got shape {X.shape}")
+            raise UserError(f"X must have {self.mean_.shape[0]} columns, got shape {X.shape}")
         with threadpool_limits(limits=1, user_api="blas"):
             return np.ascontiguousarray(forward(self.params_, (X - self.mean_) / self.scale_)[0])
 

@@ -66,6 +66,7 @@ from ...affinity.knn import nearest_neighbors
 from ...affinity.reconstruction import reconstruction_weights
 from ...checks import check_matrix
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, integer
+from ...errors import UserError
 from ...inputs import Inputs
 from ...progress import Progress
 from ..base import Embedder, fits_samples, neighbours_below_samples
@@ -163,7 +164,7 @@ def fit_mfa(X: np.ndarray, n_mixtures: int, n_factors: int, *, max_iter: int = 2
     K, d = int(n_mixtures), int(n_factors)
     var = float(np.mean(np.var(X, axis=0)))
     if not var > 0.0:
-        raise ValueError(f"X has no variance (all {N} samples are equal): no local model can be fitted")
+        raise UserError(f"X has no variance (all {N} samples are equal): no local model can be fitted")
     floor = NOISE_FLOOR * var
     offset = X.mean(axis=0)
     X = X - offset  # fitted centred (the M-step's second moments Σ_n r_nk x_n² lose no digits to the mean)
@@ -233,9 +234,9 @@ def align(U: np.ndarray, W: sp.spmatrix, n_components: int) -> tuple[np.ndarray,
     P, S, Qt = P[:, :rank], S[:rank], Qt[:rank]
     g = P.sum(axis=0) / np.sqrt(N)                                          # the constant, whitened
     if abs(np.linalg.norm(g) - 1.0) > 1e-6:
-        raise ValueError("the constant is not in the range of U: every point's responsibilities must sum to one")
+        raise UserError("the constant is not in the range of U: every point's responsibilities must sum to one")
     if rank - 1 < int(n_components):
-        raise ValueError(f"the local models span only {rank - 1} non-constant directions, fewer than "
+        raise UserError(f"the local models span only {rank - 1} non-constant directions, fewer than "
                          f"n_components = {n_components}; use more mixtures or more factors")
     H = sla.null_space(g[None, :])                                          # B-orthogonal complement of 1
     F = np.sqrt(N) * (P @ H)                                                # zero mean, (1/N) FᵀF = I

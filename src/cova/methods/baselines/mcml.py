@@ -33,6 +33,7 @@ import numpy as np
 
 from ...affinity.dense import pca_reduce
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED_OR_NONE
+from ...errors import UserError
 from ...inputs import Inputs
 from ...progress import Progress
 from ..base import Embedder, size_guard
@@ -155,13 +156,13 @@ class MCML(Embedder):
         l = X.shape[0]
         y = np.asarray(inputs.labels).ravel()
         if y.shape[0] != l:
-            raise ValueError(f"labels has {y.shape[0]} entries but X has {l} samples")
+            raise UserError(f"labels has {y.shape[0]} entries but X has {l} samples")
         Xr = pca_reduce(X, self.n_pca)
         Xr = Xr - Xr.mean(axis=0)
         d = Xr.shape[1]  # ≥ n_components: _option_rules
         P0 = target_distribution(y)
         if not np.any(P0.sum(axis=1) > 0):
-            raise ValueError("MCML needs at least one class with two or more samples")
+            raise UserError("MCML needs at least one class with two or more samples")
         scale = float(np.mean(np.einsum("ij,ij->i", Xr, Xr)))
         A = np.eye(d) / (scale if scale > 0 else 1.0)
         f, G = mcml_objective(A, Xr, P0)

@@ -38,6 +38,7 @@ from scipy.sparse.linalg import eigsh
 
 from ...affinity.weights import gaussian_perplexity, laplacian
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
+from ...errors import UserError
 from ...inputs import Inputs
 from ...manifolds.optimize import riemannian_gradient_descent
 from ...manifolds.stiefel import project_tangent, retract_qr
@@ -56,7 +57,7 @@ def smallest_eigenvectors(L: sp.spmatrix, k: int, *, eigen_solver: str = "auto",
         w, V = np.linalg.eigh(L.toarray())
         return w[:k], V[:, :k]
     if eigen_solver != "arpack":
-        raise ValueError(f"eigen_solver must be one of ['arpack', 'auto', 'dense'], got {eigen_solver!r}")
+        raise UserError(f"eigen_solver must be one of ['arpack', 'auto', 'dense'], got {eigen_solver!r}")
     diag = float(L.diagonal().mean())
     sigma = -1e-3 * (diag if diag > 0 else 1.0)
     v0 = np.random.default_rng(int(random_state)).uniform(-1.0, 1.0, l)
@@ -141,14 +142,14 @@ class MMA(Embedder):
             W = gaussian_perplexity(X, self.perplexity, random_state=self.random_state)
         y = np.asarray(inputs.labels).ravel()
         if y.shape[0] != l:
-            raise ValueError(f"labels has {y.shape[0]} entries but X has {l} samples")
+            raise UserError(f"labels has {y.shape[0]} entries but X has {l} samples")
         L1 = laplacian(W)
         lam1, Phi = smallest_eigenvectors(L1, K, eigen_solver=self.eigen_solver, random_state=self.random_state)
         # L₂Φ for L₂ = 𝐋(YYᵀ)/s without forming YYᵀ: (YYᵀ − I)Φ has row i = Σ_{j≠i, y_j = y_i} φ_j.
         _, inv, counts = np.unique(y, return_inverse=True, return_counts=True)
         s = float(np.sum(counts * (counts - 1)))
         if s <= 0:
-            raise ValueError("MMA needs at least one class with two or more samples")
+            raise UserError("MMA needs at least one class with two or more samples")
         class_sums = np.zeros((counts.size, K))
         np.add.at(class_sums, inv, Phi)
         L2Phi = ((counts[inv] - 1.0)[:, None] * Phi - (class_sums[inv] - Phi)) / s

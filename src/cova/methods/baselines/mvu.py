@@ -32,6 +32,7 @@ from ...affinity.graphs import fix_signs, joined_knn_graph, laplacian_eigenvecto
 from ...affinity.knn import pair_sq_distances, query_neighbors
 from ...affinity.reconstruction import barycentre_weights, reconstruction_weights
 from ...constraints import POSITIVE, POSITIVE_INT, SEED
+from ...errors import UserError
 from ...inputs import Inputs
 from ...objectives.semidefinite import gram_embedding, lmvu_gram, muhsic_gram
 from ..base import Embedder, at_least_components, fits_samples, neighbours_below_samples, supervised_arrays
@@ -233,8 +234,8 @@ class MUHSIC(Embedder):
     def transform(self, X: np.ndarray) -> np.ndarray:
         """New samples' coordinates by linear interpolation from their k nearest training rows (:func:`interpolate`)."""
         if not hasattr(self, "_X"):
-            raise ValueError("MUHSIC is not fitted yet; call fit first")
+            raise UserError("MUHSIC is not fitted yet; call fit first")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self._X.shape[1]:
-            raise ValueError(f"X must have {self._X.shape[1]} columns, got shape {X.shape}")
+            raise UserError(f"X must have {self._X.shape[1]} columns, got shape {X.shape}")
         return interpolate(self._X, self.embedding_, X, int(self.n_neighbors), float(self.reg))

@@ -30,6 +30,7 @@ from scipy.special import logsumexp
 
 from ...constraints import MAX_SAMPLES, POSITIVE_INT, SEED, StrOptions
 from ...constraints import POSITIVE as POSITIVE_REAL
+from ...errors import UserError
 from ...inputs import Inputs
 from ...progress import Progress
 from ..base import Embedder, UsesClassPosterior, size_guard, supervised_arrays
@@ -114,7 +115,7 @@ class ParametricEmbedding(UsesClassPosterior, Embedder):
         the whole method for a user who has posteriors)."""
         P = np.asarray(P, dtype=np.float64)
         if P.ndim != 2 or P.shape[1] < 2 or np.any(P < 0) or not np.allclose(P.sum(axis=1), 1.0, atol=1e-8):
-            raise ValueError("P must be an (n, C) array of class posteriors, C >= 2, rows summing to 1")
+            raise UserError("P must be an (n, C) array of class posteriors, C >= 2, rows summing to 1")
         n, C = P.shape
         d = int(self.n_components)
         log_prior = np.log(np.maximum(P.mean(axis=0), np.finfo(float).tiny))

@@ -15,6 +15,7 @@ from sklearn.decomposition import PCA as _SkPCA
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions, integer
+from ...errors import UserError
 from ...inputs import Inputs
 from ...jit import cache_library_kernels
 from ...progress import Progress
@@ -363,10 +364,10 @@ class NCA(Embedder):
         """Out-of-sample embedding X Lᵀ with the learnt linear map L (``components_``; scikit-learn's
         ``transform``), so NCA runs on inputs with a train/test split (COVA Fig. 7's baseline)."""
         if not hasattr(self, "components_"):
-            raise ValueError("NCA is not fitted yet; call fit first")
+            raise UserError("NCA is not fitted yet; call fit first")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.components_.shape[1]:
-            raise ValueError(f"X must have {self.components_.shape[1]} columns, got shape {X.shape}")
+            raise UserError(f"X must have {self.components_.shape[1]} columns, got shape {X.shape}")
         return _as_embedding(X @ self.components_.T)
 
 

@@ -29,6 +29,7 @@ from scipy.spatial.distance import cdist, pdist, squareform
 from scipy.special import logsumexp
 
 from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, UNIT
+from ...errors import UserError
 from ...inputs import Inputs
 from ..base import Embedder, neighbours_below_samples, size_guard, supervised_arrays
 
@@ -50,7 +51,7 @@ def supervised_dissimilarity(X: np.ndarray, labels: np.ndarray, alpha: float = 0
     d = pdist(X)
     beta = float(d.mean()) if d.size else 1.0
     if beta <= 0:
-        raise ValueError("all samples coincide; S-Isomap's beta (the mean pairwise distance) would be 0")
+        raise UserError("all samples coincide; S-Isomap's beta (the mean pairwise distance) would be 0")
     q = squareform(d) ** 2 / beta
     same = y[:, None] == y[None, :]
     D = np.where(same, np.sqrt(-np.expm1(-q)), np.exp(0.5 * np.minimum(q, 700.0)) - alpha)
@@ -118,10 +119,10 @@ class SupervisedIsomap(Embedder):
         embedding (computed with log-sum-exp, so a point far from every training row still gets the mean of its
         nearest ones)."""
         if not hasattr(self, "_X"):
-            raise ValueError("S-Isomap is not fitted yet; call fit first")
+            raise UserError("S-Isomap is not fitted yet; call fit first")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self._X.shape[1]:
-            raise ValueError(f"X must have {self._X.shape[1]} columns, got shape {X.shape}")
+            raise UserError(f"X must have {self._X.shape[1]} columns, got shape {X.shape}")
         out = np.empty((X.shape[0], self.embedding_.shape[1]))
         s2 = 2.0 * self.kernel_width_ ** 2 if self.kernel_width_ > 0 else 1.0
         for start in range(0, X.shape[0], _BLOCK):

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from ...affinity.distances import squared_distances
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions, integer, real
+from ...errors import UserError
 from ...inputs import Inputs
 from ...objectives.coembedding import relation_margins, scaled_svd
 from ..base import Embedder, components_fit_relation, relation_matrix, relation_size_guard
@@ -55,11 +56,11 @@ GRID_BETA: np.ndarray = np.round(np.arange(11) * 0.2, 10)
 def _as_p(p: Any) -> float:
     if isinstance(p, str):
         if p != "inf":
-            raise ValueError(f"p must be a float >= 0 or 'inf', got {p!r}")
+            raise UserError(f"p must be a float >= 0 or 'inf', got {p!r}")
         return math.inf
     p = float(p)
     if not (p >= 0):
-        raise ValueError(f"p must be a float >= 0 or 'inf', got {p!r}")
+        raise UserError(f"p must be a float >= 0 or 'inf', got {p!r}")
     return p
 
 
@@ -208,7 +209,7 @@ def quantize(A: np.ndarray, bins: int = 10) -> np.ndarray:
     the number of cuts strictly below it, so the bands are (c_{i−1}, c_i] and every entry has a level."""
     bins = int(bins)
     if bins < 2:
-        raise ValueError(f"bins must be an int >= 2, got {bins}")
+        raise UserError(f"bins must be an int >= 2, got {bins}")
     A = np.asarray(A, dtype=np.float64)
     return (np.searchsorted(quantile_cuts(A, bins), A, side="left") + 1).astype(np.int16)
 
@@ -239,7 +240,7 @@ def acas_score(Rq: np.ndarray, Zx: np.ndarray, Zy: np.ndarray, bins: int = 10) -
     Rz = D.max() - D
     Rq = np.asarray(Rq)
     if Rq.shape != Rz.shape:
-        raise ValueError(f"Rq has shape {Rq.shape} but the co-embedding's distances have {Rz.shape}")
+        raise UserError(f"Rq has shape {Rq.shape} but the co-embedding's distances have {Rz.shape}")
     cuts = quantile_cuts(Rz, bins)
     total = _level_sq_diff_sum(np.ascontiguousarray(Rq, dtype=np.int16).ravel(), Rz.ravel(), cuts)
     return float(np.sqrt(total / Rz.size))

@@ -15,6 +15,7 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, POSITIVE_INT, SEED, StrOptions
+from ...errors import UserError
 from ...inputs import Inputs
 from ...objectives.code import CodeNLL, code_parameter_sizes, split_code_parameters
 from ...progress import Progress
@@ -114,11 +115,11 @@ class CODE(Embedder):
         # max(m, n) ≤ max_samples: _option_rules
         total = float(R.sum())
         if not total > 0:
-            raise ValueError("CODE needs a relation with positive total mass (P = R / ΣR)")
+            raise UserError("CODE needs a relation with positive total mass (P = R / ΣR)")
         for side, sums in (("row", np.asarray(R.sum(axis=1)).ravel()), ("column", np.asarray(R.sum(axis=0)).ravel())):
             empty = np.flatnonzero(sums <= 0)
             if empty.size:
-                raise ValueError(f"CODE needs a relation without all-zero rows and columns; {empty.size} {side}s "
+                raise UserError(f"CODE needs a relation without all-zero rows and columns; {empty.size} {side}s "
                                  f"are empty (first: {empty[:5].tolist()}); drop them first")
         out = code_embedding(R.toarray() / total, self.n_components, self.model, self.n_restarts, self.max_iter,
                              self.tol, self.random_state)

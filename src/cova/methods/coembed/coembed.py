@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...constraints import POSITIVE_INT, SEED, Block, Declaration, ListOf, StrOptions, StrPattern, integer, real
+from ...errors import UserError
 from ...inputs import Inputs
 from ...objectives.coembedding import (
     coembedding_svd,
@@ -116,7 +117,7 @@ class CoEmbedding(Embedder):
             try:
                 neighbourhood_size(value, size)
             except ValueError as error:
-                raise ValueError(f"{name}: {error}") from None
+                raise UserError(f"{name}: {error}") from None
         dim = int(self.n_components)
         if self.search == "grid":
             grid = self._grid()

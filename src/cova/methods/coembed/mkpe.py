@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE_INT, SEED
+from ...errors import UserError
 from ...inputs import Inputs
 from ...manifolds import Euclidean, Product, Stiefel, riemannian_gradient_descent
 from ...objectives.mkpe import mkpe_objective
@@ -42,7 +43,7 @@ def mkpe_embedding(K: np.ndarray, n_components: int = 2, max_iter: int = 100, to
     m, n = K.shape
     k = int(n_components)
     if k > min(m, n):
-        raise ValueError(f"n_components must be at most min(m, n) = {min(m, n)} (orthonormal columns), got {k}")
+        raise UserError(f"n_components must be at most min(m, n) = {min(m, n)} (orthonormal columns), got {k}")
     rng = np.random.default_rng(random_state)
     Ex0 = _polar_factor(rng.standard_normal((m, k)))
     Ez0 = _polar_factor(rng.standard_normal((n, k)))
@@ -104,7 +105,7 @@ class MKPE(Embedder):
         # max(m, n) ≤ max_samples and k ≤ min(m, n): _option_rules
         top = R.max() if R.nnz else 0.0
         if not top > 0:
-            raise ValueError("MKPE needs a relation with at least one positive entry (K_c = R / max R)")
+            raise UserError("MKPE needs a relation with at least one positive entry (K_c = R / max R)")
         K = R.toarray() / top
         Ex, Ez, sigma, history, n_iter = mkpe_embedding(K, self.n_components, self.max_iter, self.tol,
                                                         self.random_state)

@@ -26,6 +26,7 @@ from ...constraints import (
     StrOptions,
     integer,
 )
+from ...errors import UserError
 from ...inputs import Inputs
 from ...manifolds import Stiefel, batch_inputs, sgd_batches, stiefel
 from ...manifolds.eigen import eigen_cova_solve
@@ -50,7 +51,7 @@ log = logging.getLogger("cova")
 
 def _check_X_new(model: Embedder, X: np.ndarray) -> np.ndarray:
     if not hasattr(model, "components_"):
-        raise ValueError(f"{type(model).__name__} is not fitted yet; call fit first")
+        raise UserError(f"{type(model).__name__} is not fitted yet; call fit first")
     return np.asarray(X, dtype=np.float64)
 
 

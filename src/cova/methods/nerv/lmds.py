@@ -41,6 +41,7 @@ from ...constraints import (
     UNIT,
     StrOptions,
 )
+from ...errors import UserError
 from ...objectives.lmds import lmds_cost, lmds_updates, neighbourhood_radii
 from ...progress import Progress
 from ..base import Embedder, neighbours_below_samples, size_guard
@@ -122,7 +123,7 @@ class LMDS(Embedder):
             return rng.uniform(0.0, 1.0, size=(n, d))
         Y = np.array(init, dtype=np.float64)
         if Y.shape != (n, d) or not np.all(np.isfinite(Y)):
-            raise ValueError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
+            raise UserError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
         return np.ascontiguousarray(Y)
 
     def _distances(self, inputs: Any) -> tuple[np.ndarray, np.ndarray, float]:

@@ -46,6 +46,7 @@ from scipy.optimize import minimize
 from ...affinity.distances import mean_scaled_distances
 from ...affinity.perplexity import calibrate_precisions, log_conditional_probabilities
 from ...constraints import MAX_SAMPLES, NON_NEGATIVE_INT, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions, real
+from ...errors import UserError
 from ...objectives.nerv import joint_log_probabilities, nerv_objective, tnerv_objective
 from ...progress import Progress
 from ..base import Embedder, fits_samples, size_guard
@@ -129,7 +130,7 @@ class _NeRVBase(Embedder):
                 return np.ascontiguousarray(Y)
         Y = np.array(init, dtype=np.float64)
         if Y.shape != (n, d) or not np.all(np.isfinite(Y)):
-            raise ValueError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
+            raise UserError(f"an init array must be finite with shape ({n}, {d}); got {Y.shape}")
         return Y
 
     def _schedule(self, D: np.ndarray, beta_final: np.ndarray) -> list[np.ndarray]:

@@ -49,6 +49,7 @@ from ...constraints import (
     UNIT,
     StrOptions,
 )
+from ...errors import UserError
 from ..base import Embedder, UsesClassPosterior, size_guard, supervised_arrays
 from .nerv import ANNEAL, NeRV
 
@@ -122,7 +123,7 @@ class SNeRV(UsesClassPosterior, Embedder):
         self._validate_params()
         X, labels, rows = supervised_arrays(inputs)
         if X.shape[0] < 4:
-            raise ValueError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
+            raise UserError(f"need a 2-D input with at least 4 rows; got shape {X.shape}")
         n = X.shape[0]  # the size guard: _option_rules
         post = self._class_posterior(inputs, X, labels, rows)
         D = learning_metric_distances(post, X, self.n_pieces)

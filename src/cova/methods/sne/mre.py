@@ -27,6 +27,7 @@ from scipy.optimize import minimize
 
 from ...affinity.dense import conditional_affinities, pca_reduce
 from ...constraints import MAX_SAMPLES, POSITIVE, POSITIVE_INT, SEED
+from ...errors import UserError
 from ...inputs import Inputs
 from ...objectives.kl import sne_kl_and_gradient
 from ...progress import Progress
@@ -105,7 +106,7 @@ class MRE(Embedder):
         X, y, labelled = supervised_arrays(inputs)
         l = X.shape[0]  # the size guard and perplexity < l − 1: _option_rules
         if labelled.sum() < 2:
-            raise ValueError("MRE needs at least two labelled samples for its class relation")
+            raise UserError("MRE needs at least two labelled samples for its class relation")
         P_data = conditional_affinities(pca_reduce(X, self.n_pca), self.perplexity)
         P_class = class_relation(y[labelled])
         k = int(self.n_components)

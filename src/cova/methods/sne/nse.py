@@ -21,6 +21,7 @@ from ...affinity.dense import pca_reduce
 from ...affinity.graphs import spectral_embedding
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import POSITIVE, POSITIVE_INT, SEED, SEED_OR_NONE, StrOptions
+from ...errors import UserError
 from ...inputs import Inputs
 from ..base import Embedder, neighbours_below_samples
 
@@ -32,7 +33,7 @@ SPECTRAL_SOLVERS = ("arpack", "lobpcg", "amg")
 
 def _check_solver(eigen_solver: str) -> None:
     if eigen_solver not in SPECTRAL_SOLVERS:
-        raise ValueError(f"eigen_solver must be one of {list(SPECTRAL_SOLVERS)}, got {eigen_solver!r}")
+        raise UserError(f"eigen_solver must be one of {list(SPECTRAL_SOLVERS)}, got {eigen_solver!r}")
 
 
 def nse_embedding(P: Any, n_components: int = 2, *, eigen_solver: str = "arpack", random_state: int = 0) -> np.ndarray:

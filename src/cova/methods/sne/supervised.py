@@ -38,6 +38,7 @@ from ...affinity.perplexity import conditional_probabilities, dense_conditional_
 from ...affinity.weights import gaussian_perplexity, supervised_shrink
 from ...checks import check_label_vector
 from ...constraints import NON_NEGATIVE, POSITIVE, POSITIVE_INT, SEED, StrOptions
+from ...errors import UserError
 from ...inputs import Inputs
 from ...manifolds import TSNE_SCHEDULE
 from ..base import Embedder, perplexity_fits_samples
@@ -70,10 +71,10 @@ _check_labels = check_label_vector
 
 def _check_lam(lam: Any, mode: str) -> float:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        raise UserError(f"mode must be one of {list(MODES)}, got {mode!r}")
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0 or (mode == "distance" and lam == 0):
-        raise ValueError(f"lam (λ) must be finite and > 0 (≥ 0 for mode='p_shrink'); the paper uses 0 < λ < 1, "
+        raise UserError(f"lam (λ) must be finite and > 0 (≥ 0 for mode='p_shrink'); the paper uses 0 < λ < 1, "
                          f"λ = 1 is unsupervised; got {lam}")
     return lam
 
@@ -91,13 +92,13 @@ def shrunk_neighbors(X: np.ndarray, labels: np.ndarray, lam: float, n_neighbors:
     y = _check_labels(labels, l)
     k = int(n_neighbors)
     if k != n_neighbors or not 1 <= k < l:
-        raise ValueError(f"n_neighbors must be an integer in [1, l − 1 = {l - 1}], got {n_neighbors!r}")
+        raise UserError(f"n_neighbors must be an integer in [1, l − 1 = {l - 1}], got {n_neighbors!r}")
     lam = float(lam)
     Xc = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", Xc, Xc)
     b = int(block_rows) if block_rows is not None else max(1, _BLOCK_ELEMENTS // l)
     if b < 1:
-        raise ValueError(f"block_rows must be ≥ 1, got {block_rows!r}")
+        raise UserError(f"block_rows must be ≥ 1, got {block_rows!r}")
     ind = np.empty((l, k), dtype=np.int64)
     for r0 in range(0, l, b):  # loop over row blocks, not samples
         r1 = min(r0 + b, l)
@@ -149,7 +150,7 @@ def supervised_affinities(X: np.ndarray, labels: np.ndarray, lam: float, perplex
     perplexity = float(perplexity)
     k = min(l - 1, int(3 * perplexity)) if n_neighbors is None else int(n_neighbors)
     if not 0 < perplexity < k:
-        raise ValueError(f"need 0 < perplexity < n_neighbors; got perplexity = {perplexity}, n_neighbors = {k}")
+        raise UserError(f"need 0 < perplexity < n_neighbors; got perplexity = {perplexity}, n_neighbors = {k}")
     if mode == "p_shrink":
         P = gaussian_perplexity(Xr, perplexity, n_neighbors=k, method="exact", random_state=random_state)
         return supervised_shrink(P, y, lam)
@@ -180,7 +181,7 @@ def supervised_conditional_dense(X: np.ndarray, labels: np.ndarray, lam: float, 
         P[y[:, None] != y[None, :]] *= lam
         s = P.sum(axis=1, keepdims=True)
         if np.any(s <= 0):
-            raise ValueError("p_shrink with this λ leaves a sample with no affinity (all its neighbours are in "
+            raise UserError("p_shrink with this λ leaves a sample with no affinity (all its neighbours are in "
                              "other classes); use λ > 0")
         return P / s
     if neighbors == "all":
@@ -190,12 +191,12 @@ def supervised_conditional_dense(X: np.ndarray, labels: np.ndarray, lam: float, 
     if neighbors == "knn":
         k = min(l - 1, int(3 * perplexity))
         if not 0 < perplexity < k:
-            raise ValueError(f"need 0 < perplexity < n_neighbors = {k}, got {perplexity}")
+            raise UserError(f"need 0 < perplexity < n_neighbors = {k}, got {perplexity}")
         ind, d2 = shrunk_neighbors(X, y, lam, k)
         P = np.zeros((l, l), dtype=np.float64)
         np.put_along_axis(P, ind, conditional_probabilities(d2, perplexity), axis=1)
         return P
-    raise ValueError(f"neighbors must be one of ['all', 'knn'], got {neighbors!r}")
+    raise UserError(f"neighbors must be one of ['all', 'knn'], got {neighbors!r}")
 
 
 class SupervisedSNE(SNE):

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...affinity.weights import gaussian_perplexity
 from ...constraints import NON_NEGATIVE_INT, POSITIVE, SEED_OR_NONE, StrOptions, integer
+from ...errors import UserError
 from ...inputs import Inputs
 from ...progress import Progress
 from ..base import Embedder, inputs_sizes, perplexity_fits_samples
@@ -204,7 +205,7 @@ class TSNE(Embedder):
         check_is_fitted(self, "fit_X_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if X.shape[1] != self.fit_X_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features, but TSNE was fitted on {self.fit_X_.shape[1]}")
+            raise UserError(f"X has {X.shape[1]} features, but TSNE was fitted on {self.fit_X_.shape[1]}")
         affinities = PerplexityBasedNN(self.fit_X_, perplexity=self.perplexity, random_state=self.random_state,
                                        n_jobs=self.n_jobs)
         centre = (self.embedding_.max(axis=0) + self.embedding_.min(axis=0)) / 2
