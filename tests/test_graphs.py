@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cova.affinity.graphs import knn_graph, locality_order, permute_graph, spectral_embedding, unpermute_rows
+from cova.affinity.graphs import knn_graph, locality_order, permute_graph, spectral_embedding
 from cova.checks import check_graph, check_label_vector, check_labels, check_matrix, check_square
+from cova.permutations import unpermute_rows
 
 
 def test_knn_graph_from_distances_and_similarities():

@@ -22,6 +22,7 @@ from .affinity.weights import KINDS as WEIGHT_KINDS
 from .constraints import POSITIVE_INT, Block, Declaration, Kinds, StrOptions, check_options, integer
 from .datasets.base import Dataset
 from .errors import UserError
+from .permutations import inverse_permutation
 
 
 def _compacted_similarity(options: Any, context: Any) -> tuple[str, str] | None:
@@ -220,6 +221,4 @@ def assign_cohorts(dataset: Dataset, spec: dict[str, Any] | None, *,
     sizes = np.bincount(raw, minlength=k)
     first = np.array([np.flatnonzero(raw == j)[0] if sizes[j] else dataset.n_samples for j in range(k)])
     order = np.lexsort((first, -sizes))
-    relabel = np.empty(k, dtype=np.int64)
-    relabel[order] = np.arange(k)
-    return relabel[raw], [f"cluster {j + 1}" for j in range(k)]
+    return inverse_permutation(order)[raw], [f"cluster {j + 1}" for j in range(k)]

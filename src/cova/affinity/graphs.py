@@ -10,7 +10,7 @@
   eigenvalues (sparse shift-invert Lanczos), the initialisation of COVA-E2–E4.
 * :func:`locality_order`: a reverse Cuthill–McKee order of a sparse graph's nodes, in which a node's neighbours
   are close to it (the row order of the gradient descents on kNN graphs), with :func:`permute_graph` and
-  :func:`unpermute_rows` to move in and out of it.
+  :func:`cova.permutations.unpermute_rows` to move in and out of it.
 * :func:`geodesic_distances`: shortest-path lengths over the undirected k-NN graph with Euclidean edge lengths
   (Isomap's geodesic distances; the input distances of CDA, NeRV Sec. 4.1).
 """
@@ -26,9 +26,10 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import connected_components, reverse_cuthill_mckee, shortest_path
 
 from ..errors import UserError
+from ..permutations import inverse_permutation
 
 __all__ = ["knn_graph", "spectral_embedding", "laplacian_eigenvectors", "fix_signs", "geodesic_distances",
-           "locality_order", "permute_graph", "unpermute_rows", "SPECTRAL_SOLVERS"]
+           "locality_order", "permute_graph", "SPECTRAL_SOLVERS"]
 
 #: Solvers of :func:`spectral_embedding`: dense LAPACK, or scikit-learn's sparse eigensolvers.
 SPECTRAL_SOLVERS: tuple[str, ...] = ("dense", "arpack", "lobpcg", "amg")
@@ -185,18 +186,9 @@ def locality_order(A: Any) -> np.ndarray:
 def permute_graph(A: Any, order: np.ndarray) -> sp.csr_matrix:
     """A[order][:, order] as a CSR matrix with sorted indices (row i of the result is row ``order[i]`` of A)."""
     A = sp.csr_matrix(A)
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.shape[0])
-    permuted = sp.csr_matrix((A.data, inverse[A.indices], A.indptr), shape=A.shape)[order]
+    permuted = sp.csr_matrix((A.data, inverse_permutation(order)[A.indices], A.indptr), shape=A.shape)[order]
     permuted.sort_indices()
     return permuted
-
-
-def unpermute_rows(Y: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Rows of Y in ``order`` (row i is the input's row ``order[i]``) back in the input's order."""
-    out = np.empty_like(Y)
-    out[order] = Y
-    return out
 
 
 def geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:

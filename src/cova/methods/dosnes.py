@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..affinity.graphs import locality_order, permute_graph, unpermute_rows
+from ..affinity.graphs import locality_order, permute_graph
 from ..affinity.weights import symmetrize_normalize
 from ..constraints import POSITIVE_INT, SEED, Known, StrOptions, integer, real
 from ..errors import UserError
@@ -38,6 +38,7 @@ from ..manifolds import (
     tsne_learning_rate,
 )
 from ..objectives.kl import kl_entropy, resolve_repulsion_method, tsne_kl_sparse
+from ..permutations import unpermute_rows
 from .base import TSNE_SCHEDULE_CONSTRAINTS, Embedder, repulsion_fits
 
 __all__ = ["DOSNES", "TSNEAffinity"]

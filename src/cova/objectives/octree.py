@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import UserError
+from ..permutations import unpermute_rows
 
 __all__ = ["repulsion_octree", "LEAF_SIZE"]
 
@@ -318,6 +319,4 @@ def repulsion_octree(Z: np.ndarray, *, theta: float = 0.5, leaf_size: int = LEAF
     rep_s = np.empty_like(Zs)
     row_q = np.empty(l)
     _traverse_leaves(Zs, *tree, float(theta), rep_s, row_q)
-    rep = np.empty_like(Z)
-    rep[order] = rep_s
-    return float(row_q.sum()), rep
+    return float(row_q.sum()), unpermute_rows(rep_s, order)

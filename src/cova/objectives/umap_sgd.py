@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from ..errors import UserError
 from ..jit import cache_library_kernels
+from ..permutations import inverse_permutation, unpermute_rows
 from ..progress import Progress
 from .anisotropic import AnisotropicTerm, check_edges, edge_gradient, epoch_statistics, vertex_records
 
@@ -77,8 +78,7 @@ class EdgeList:
         order = np.asarray(order, dtype=np.int64)
         if order.shape != (self.n_vertices,) or not np.array_equal(np.sort(order), np.arange(self.n_vertices)):
             raise UserError(f"order must be a permutation of the {self.n_vertices} vertices")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
+        rank = inverse_permutation(order)
         head, tail = rank[self.head], rank[self.tail]
         by = np.lexsort((tail, head))
         return EdgeList(head=head[by].astype(np.int32), tail=tail[by].astype(np.int32), weight=self.weight[by],
@@ -351,9 +351,5 @@ def optimize_layout(Y: np.ndarray, edges: EdgeList, n_epochs: int, a: float, b: 
     progress.done()
     if not np.all(np.isfinite(Y)):
         raise FloatingPointError(f"{name}: the layout diverged (non-finite coordinates)")
-    if order is not None:
-        out = np.empty_like(Y)
-        out[order] = Y
-        return out
-    return Y
+    return Y if order is None else unpermute_rows(Y, order)
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ...affinity.graphs import laplacian_eigenvectors, locality_order, permute_graph, unpermute_rows
+from ...affinity.graphs import laplacian_eigenvectors, locality_order, permute_graph
 from ...constraints import NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, SEED_OR_NONE, UNIT, StrOptions
 from ...inputs import Inputs
 from ...manifolds import (
@@ -26,6 +26,7 @@ from ...manifolds import (
 )
 from ...objectives import AUTO_EXACT_MAX_SAMPLES, kl_entropy, resolve_repulsion_method
 from ...objectives.cova import KL_METHODS, RULES, cova_objective
+from ...permutations import unpermute_rows
 from ..base import Embedder, InterpolatesNewPoints, embedding_prototypes, repulsion_fits
 from .closed_form import CovaE1
 
