@@ -236,10 +236,11 @@ def test_scorecard_rows_causes_and_record(tmp_path):
     repo, jobs = _repo_with_a_run(tmp_path)
     text = write_record(tmp_path / "s.csv", tmp_path / "r.md", repo, jobs, "2026-11-28", "config.yaml")
     assert "| COVA | 4 | 1 | 0 | 2 | 1 |" in text
+    assert "This is the first record" in text
     changed = card.assign(verdict=["does not hold", *card["verdict"][1:]])
     changed.to_csv(tmp_path / "s.csv", index=False)
     text = write_record(tmp_path / "s.csv", tmp_path / "r.md", repo, jobs, "2026-11-29", "config.yaml")
-    assert "- `cova:t:holds`: holds → does not hold" in text
+    assert "- `cova:t:holds`: holds → does not hold" in text and "This is the first record" not in text
 
 
 def _git(repo, *args, at=1_700_000_000):

@@ -170,7 +170,10 @@ def reproduction_record(card: pd.DataFrame, history: list[Stretch], generated_at
         lines.append(f"| {r['paper']} | {r['claims']} | " + " | ".join(str(r[v]) for v in VERDICTS) + " |")
     lines.append("")
     lines += _run_section(history)
-    if previous is not None:
+    if previous is None:
+        lines += ["## Changed since the previous record", "", "This is the first record: there is no previous one to "
+                  "compare with.", ""]
+    else:
         before = dict(zip(previous["claim_id"], previous["verdict"]))
         changed = [(i, before[i], v) for i, v in zip(card["claim_id"], card["verdict"]) if i in before
                    and before[i] != v]
