@@ -688,6 +688,27 @@ def _pairwise(Y: np.ndarray) -> np.ndarray:
     return np.sqrt(((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
 
 
+def test_prototypes_of_cohorts_no_edge_joins_are_refused_with_the_proximity_that_works():
+    """Far apart cohorts at high density: no edge of the kNN graph W joins two of them, so Eq. 6's graph proximity
+    is zero off the diagonal; every proximity-based kind refuses it, naming the proximity and the one to use."""
+    from cova.errors import UserError
+
+    rng = np.random.default_rng(3)
+    c, per = 4, 30
+    y = np.repeat(np.arange(c), per)
+    X = rng.normal(size=(c * per, 2)) * 0.1 + np.repeat(np.arange(c), per)[:, None] * 10.0
+    W = sp.csr_matrix(np.kron(np.eye(c), np.ones((per, per))) - np.eye(c * per))  # within-cohort edges only
+    for kind in ("tsne", "mds", "sne"):
+        with pytest.raises(UserError, match=r"'graph' proximity is zero between every two of the 4 cohorts \(no "
+                                            r"edge of W joins two cohorts\).*use proximity 'centres'"):
+            make_prototypes(kind, W=W, labels=y, proximity="graph")
+    P = make_prototypes("tsne", X=X, labels=y, proximity="centres", rho=3.0)
+    assert P.shape == (c, 2) and np.all(np.isfinite(P))
+    W = W.tolil()
+    W[0, per] = W[per, 0] = 1.0  # one edge joining cohorts 0 and 1: the proximity is no longer empty
+    assert make_prototypes("tsne", W=W.tocsr(), labels=y, proximity="graph").shape == (c, 2)
+
+
 def test_sne_prototypes_separate_groups_and_deterministic():
     S = _two_group_similarity()
     Y = sne_prototypes(S, kind="similarity", random_state=3)

@@ -565,6 +565,11 @@ def make_prototypes(
             proximity, X=X, W=W, labels=y, n_cohorts=c, matrix=matrix, matrix_kind=matrix_kind,
             relations=relations, graph_neighbors=graph_neighbors,
         )
+        if mtype == "similarity" and c > 1 and not np.any(M[~np.eye(c, dtype=bool)] > 0):
+            joins = " (no edge of W joins two cohorts)" if proximity == "graph" else ""
+            raise UserError(f"the {proximity!r} proximity is zero between every two of the {c} cohorts{joins}, so "
+                            f"prototypes of kind {kind!r} have nothing to place them by; use proximity 'centres' "
+                            "(Eq. 5 centre distances), which any separated cohorts have")
         if kind == "mds":
             D = M if mtype == "distance" else similarity_to_distance(M)
             P = classical_mds(D, n_components=min(2, c))
