@@ -30,8 +30,7 @@ import scipy.sparse as sp
 
 from cova.affinity.weights import symmetrize_normalize
 from cova.constraints import POSITIVE, POSITIVE_INT, Kinds, StrOptions, check_options, declare, option_defaults
-
-from ..errors import UserError
+from cova.errors import UserError
 
 __all__ = [
     "DENSE_LIMIT",

@@ -22,8 +22,7 @@ import scipy.sparse as sp
 from cova.affinity.knn import METHODS, _check_X, nearest_neighbors, pair_sq_distances
 from cova.affinity.perplexity import conditional_probabilities
 from cova.constraints import POSITIVE, POSITIVE_INT, Declaration, Kinds, StrOptions, declare, real
-
-from ..errors import UserError
+from cova.errors import UserError
 
 __all__ = [
     "KINDS",
