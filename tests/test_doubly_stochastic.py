@@ -18,6 +18,7 @@ from cova.affinity import (
 )
 from cova.affinity import doubly_stochastic as ds_module
 from cova.datasets import Dataset
+from cova.errors import UserError
 from cova.inputs import Inputs, build_inputs, largest_component, provided_inputs
 
 
@@ -174,6 +175,28 @@ def test_random_walk_is_symmetric_doubly_stochastic(shape):
 def test_random_walk_needs_positive_rows():
     with pytest.raises(ValueError, match="all-zero rows"):
         random_walk_normalize(np.array([[1.0, 0.0], [0.0, 0.0]]))
+
+
+def test_random_walk_size_guard_bounds_the_two_hop_entries():
+    """The guard's bound min(Σ_k c_k², n²) is at least the product's entries, and only a bound above the limit
+    is refused."""
+    B = sp.random(80, 30, density=0.1, random_state=7, format="csr") + \
+        sp.csr_matrix((np.ones(80), (np.arange(80), np.arange(80) % 30)), shape=(80, 30))
+    counts = np.diff(B.tocsc().indptr)
+    bound = int((counts.astype(np.int64) ** 2).sum())
+    assert (B @ B.T).nnz <= bound < 80**2
+    assert random_walk_normalize(B, max_entries=bound).nnz <= bound
+    with pytest.raises(UserError, match=rf"up to {bound:,} two-hop entries, more than the {bound - 1:,} allowed.*"
+                                        r"kind: doubly_stochastic"):
+        random_walk_normalize(B, max_entries=bound - 1)
+
+
+def test_random_walk_refuses_a_product_too_large_before_allocating_it():
+    """One column shared by 10⁵ rows joins every pair: 10¹⁰ entries, refused at once by the default guard."""
+    n = 100_000
+    B = sp.csr_matrix((np.ones(n), (np.arange(n), np.zeros(n, dtype=int))), shape=(n, 1))
+    with pytest.raises(UserError, match=r"up to 10,000,000,000 two-hop entries, more than the 2,147,483,647"):
+        random_walk_normalize(B)
 
 
 # ---------------------------------------------------------------------------------------------------------------

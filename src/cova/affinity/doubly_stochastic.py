@@ -34,6 +34,7 @@ from cova.errors import UserError
 
 __all__ = [
     "DENSE_LIMIT",
+    "MAX_TWO_HOP_ENTRIES",
     "NORMALIZATIONS",
     "NORMALIZE_KINDS",
     "SINKHORN_OPTIONS",
@@ -46,6 +47,11 @@ __all__ = [
 
 #: The largest dense (numpy) input accepted; larger inputs must be sparse (a dense n × n float64 needs 8 n² bytes).
 DENSE_LIMIT = 4096
+
+#: The size guard of :func:`random_walk_normalize`: the most entries its two-hop product may hold. Above 2³¹ − 1
+#: scipy's sparse product switches to 64-bit indices, and the product, its transpose and their sum need more than
+#: 96 GiB (at least 16 bytes per entry each).
+MAX_TWO_HOP_ENTRIES = 2**31 - 1
 
 #: The options of :func:`sinkhorn_knopp`, which the ``doubly_stochastic`` normalisation and the rebalanced
 #: ``random_walk`` one pass on.
@@ -178,14 +184,25 @@ def sinkhorn_knopp(W: Any, *, tol: float = 1e-12, max_iter: int = 1000, on_failu
     return SinkhornResult(P=P, scaling=x, n_iter=n_iter, max_error=err, converged=converged)
 
 
-def random_walk_normalize(B: Any) -> sp.csr_matrix:
+def random_walk_normalize(B: Any, max_entries: int = MAX_TWO_HOP_ENTRIES) -> sp.csr_matrix:
     """DOSNES Eqs. 3–4: P = A diag(1/colsum A) Aᵀ with A = B row-normalised (Eq. 3), for a non-negative n × m B.
 
     Every row of B needs a positive sum (raises otherwise); all-zero columns carry no walk and are skipped. P is
     n × n, symmetric (made exactly so by ½(P + Pᵀ)), with row and column sums 1 including its non-zero diagonal
     P_ii = Σ_k A_ik² / Σ_v A_vk; its sparsity is that of B Bᵀ (two hops), so it is denser than B.
+
+    Size guard: the product may hold up to min(Σ_k c_k², n²) entries, c_k the non-zeros of column k of B (each
+    column joins its c_k rows pairwise). Above ``max_entries`` (:data:`MAX_TWO_HOP_ENTRIES`) B is refused before
+    anything is allocated; the Sinkhorn–Knopp scaling (:func:`sinkhorn_knopp`) keeps B's pattern instead.
     """
     B = _as_sparse(B, "B")
+    counts = np.diff(B.tocsc().indptr).astype(np.int64)
+    bound = min(int(np.dot(counts, counts)), B.shape[0] ** 2)
+    if bound > max_entries:
+        raise UserError(f"the random-walk normalisation (DOSNES Eq. 4) of this {B.shape[0]} × {B.shape[1]} matrix "
+                        f"with {B.nnz} non-zeros may have up to {bound:,} two-hop entries, more than the "
+                        f"{max_entries:,} allowed (at least {16 * bound / 2**30:,.0f} GiB); use normalize: "
+                        "{kind: doubly_stochastic}, which keeps the matrix's own entries, or fewer neighbours")
     rows = np.asarray(B.sum(axis=1)).ravel()
     empty = np.flatnonzero(rows <= 0)
     if empty.size:
