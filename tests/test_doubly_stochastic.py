@@ -177,25 +177,40 @@ def test_random_walk_needs_positive_rows():
         random_walk_normalize(np.array([[1.0, 0.0], [0.0, 0.0]]))
 
 
-def test_random_walk_size_guard_bounds_the_two_hop_entries():
-    """The guard's bound min(Σ_k c_k², n²) is at least the product's entries, and only a bound above the limit
-    is refused."""
+@pytest.mark.parametrize("shape", [(80, 30), (60, 200)])
+def test_two_hop_count_is_the_products_entries(shape):
+    """The guard's count is nnz(B Bᵀ), and stops after the first row at which it passes the limit."""
+    B = sp.random(*shape, density=0.05, random_state=shape[1], format="csr")
+    Bc = B.tocsc()
+    exact = (B @ B.T).nnz
+    assert ds_module._two_hop_entries(B.indptr, B.indices, Bc.indptr, Bc.indices, exact) == (exact, shape[0])
+    first = np.cumsum(np.diff((B @ B.T).tocsr().indptr))
+    count, rows = ds_module._two_hop_entries(B.indptr, B.indices, Bc.indptr, Bc.indices, exact // 2)
+    assert rows == np.searchsorted(first, exact // 2, side="right") + 1 and count == first[rows - 1] > exact // 2
+
+
+def test_random_walk_size_guard_refuses_only_above_the_limit():
+    """Below the limit by the cheap bound min(Σ_k c_k², n²), or by the count, B passes; above, it is refused."""
     B = sp.random(80, 30, density=0.1, random_state=7, format="csr") + \
         sp.csr_matrix((np.ones(80), (np.arange(80), np.arange(80) % 30)), shape=(80, 30))
-    counts = np.diff(B.tocsc().indptr)
-    bound = int((counts.astype(np.int64) ** 2).sum())
-    assert (B @ B.T).nnz <= bound < 80**2
-    assert random_walk_normalize(B, max_entries=bound).nnz <= bound
-    with pytest.raises(UserError, match=rf"up to {bound:,} two-hop entries, more than the {bound - 1:,} allowed.*"
-                                        r"kind: doubly_stochastic"):
-        random_walk_normalize(B, max_entries=bound - 1)
+    counts = np.diff(B.tocsc().indptr).astype(np.int64)
+    bound = int((counts**2).sum())
+    exact = (B @ B.T).nnz
+    assert exact < bound < 80**2
+    for limit in (bound, exact):  # no count needed, then counted
+        assert random_walk_normalize(B, max_entries=limit).nnz == exact
+    with pytest.raises(UserError, match=rf"more than the {exact - 1:,} two-hop entries allowed \({exact:,} in its "
+                                        r"first 80 rows.*kind: doubly_stochastic"):
+        random_walk_normalize(B, max_entries=exact - 1)
 
 
 def test_random_walk_refuses_a_product_too_large_before_allocating_it():
-    """One column shared by 10⁵ rows joins every pair: 10¹⁰ entries, refused at once by the default guard."""
+    """One column shared by 10⁵ rows joins every pair: 10¹⁰ entries, refused by the default guard from the column's
+    own count."""
     n = 100_000
     B = sp.csr_matrix((np.ones(n), (np.arange(n), np.zeros(n, dtype=int))), shape=(n, 1))
-    with pytest.raises(UserError, match=r"up to 10,000,000,000 two-hop entries, more than the 2,147,483,647"):
+    with pytest.raises(UserError, match=r"more than the 2,147,483,647 two-hop entries allowed \(at least "
+                                        r"10,000,000,000 from column 0 alone, which has 100,000"):
         random_walk_normalize(B)
 
 

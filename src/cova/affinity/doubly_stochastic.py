@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -184,6 +185,28 @@ def sinkhorn_knopp(W: Any, *, tol: float = 1e-12, max_iter: int = 1000, on_failu
     return SinkhornResult(P=P, scaling=x, n_iter=n_iter, max_error=err, converged=converged)
 
 
+@numba.njit(cache=True)
+def _two_hop_entries(indptr: np.ndarray, indices: np.ndarray, t_indptr: np.ndarray, t_indices: np.ndarray,
+                     limit: int) -> tuple[int, int]:  # pragma: no cover - jit
+    """The number of entries of B Bᵀ (B in CSR, its columns by ``t_indptr`` / ``t_indices``), counted row by row
+    with one marker per row of Bᵀ, and the rows counted: the count stops after the first row at which it exceeds
+    ``limit``. scipy counts the same before its sparse product but offers no public way to ask, or to stop early."""
+    n = indptr.shape[0] - 1
+    mark = np.full(n, -1, np.int64)
+    total = 0
+    for i in range(n):
+        for a in range(indptr[i], indptr[i + 1]):
+            k = indices[a]
+            for b in range(t_indptr[k], t_indptr[k + 1]):
+                j = t_indices[b]
+                if mark[j] != i:
+                    mark[j] = i
+                    total += 1
+        if total > limit:
+            return total, i + 1
+    return total, n
+
+
 def random_walk_normalize(B: Any, max_entries: int = MAX_TWO_HOP_ENTRIES) -> sp.csr_matrix:
     """DOSNES Eqs. 3–4: P = A diag(1/colsum A) Aᵀ with A = B row-normalised (Eq. 3), for a non-negative n × m B.
 
@@ -191,18 +214,28 @@ def random_walk_normalize(B: Any, max_entries: int = MAX_TWO_HOP_ENTRIES) -> sp.
     n × n, symmetric (made exactly so by ½(P + Pᵀ)), with row and column sums 1 including its non-zero diagonal
     P_ii = Σ_k A_ik² / Σ_v A_vk; its sparsity is that of B Bᵀ (two hops), so it is denser than B.
 
-    Size guard: the product may hold up to min(Σ_k c_k², n²) entries, c_k the non-zeros of column k of B (each
-    column joins its c_k rows pairwise). Above ``max_entries`` (:data:`MAX_TWO_HOP_ENTRIES`) B is refused before
-    anything is allocated; the Sinkhorn–Knopp scaling (:func:`sinkhorn_knopp`) keeps B's pattern instead.
+    Size guard: B Bᵀ holds at least max_k c_k² and at most min(Σ_k c_k², n²) entries, c_k the non-zeros of column k
+    of B (each column joins its c_k rows pairwise). B is refused, before the product is allocated, when the lower
+    bound exceeds ``max_entries`` (:data:`MAX_TWO_HOP_ENTRIES`), or, when only the upper one does, as soon as the
+    entries counted row by row (:func:`_two_hop_entries`, O(n) memory) pass it; the Sinkhorn–Knopp scaling
+    (:func:`sinkhorn_knopp`) keeps B's own pattern instead.
     """
     B = _as_sparse(B, "B")
-    counts = np.diff(B.tocsc().indptr).astype(np.int64)
-    bound = min(int(np.dot(counts, counts)), B.shape[0] ** 2)
-    if bound > max_entries:
+    Bc = B.tocsc()
+    counts = np.diff(Bc.indptr).astype(np.int64)
+    widest = int(np.argmax(counts)) if counts.size else 0
+    found = ""
+    if counts.size and counts[widest] ** 2 > max_entries:
+        found = f"at least {int(counts[widest]) ** 2:,} from column {widest} alone, which has {counts[widest]:,}"
+    elif min(int(np.dot(counts, counts)), B.shape[0] ** 2) > max_entries:
+        entries, rows_counted = _two_hop_entries(B.indptr, B.indices, Bc.indptr, Bc.indices, max_entries)
+        if entries > max_entries:
+            found = f"{entries:,} in its first {rows_counted:,} rows"
+    if found:
         raise UserError(f"the random-walk normalisation (DOSNES Eq. 4) of this {B.shape[0]} × {B.shape[1]} matrix "
-                        f"with {B.nnz} non-zeros may have up to {bound:,} two-hop entries, more than the "
-                        f"{max_entries:,} allowed (at least {16 * bound / 2**30:,.0f} GiB); use normalize: "
-                        "{kind: doubly_stochastic}, which keeps the matrix's own entries, or fewer neighbours")
+                        f"with {B.nnz:,} non-zeros has more than the {max_entries:,} two-hop entries allowed "
+                        f"({found}; at least 16 bytes each); use normalize: {{kind: doubly_stochastic}}, which "
+                        "keeps the matrix's own entries, or fewer neighbours")
     rows = np.asarray(B.sum(axis=1)).ravel()
     empty = np.flatnonzero(rows <= 0)
     if empty.size:
