@@ -221,13 +221,13 @@ def random_walk_normalize(B: Any, max_entries: int = MAX_TWO_HOP_ENTRIES) -> sp.
     (:func:`sinkhorn_knopp`) keeps B's own pattern instead.
     """
     B = _as_sparse(B, "B")
-    Bc = B.tocsc()
-    counts = np.diff(Bc.indptr).astype(np.int64)
+    counts = np.bincount(B.indices, minlength=B.shape[1]).astype(np.int64)
     widest = int(np.argmax(counts)) if counts.size else 0
     found = ""
     if counts.size and counts[widest] ** 2 > max_entries:
         found = f"at least {int(counts[widest]) ** 2:,} from column {widest} alone, which has {counts[widest]:,}"
     elif min(int(np.dot(counts, counts)), B.shape[0] ** 2) > max_entries:
+        Bc = B.tocsc()  # the rows of each column, for the count only
         entries, rows_counted = _two_hop_entries(B.indptr, B.indices, Bc.indptr, Bc.indices, max_entries)
         if entries > max_entries:
             found = f"{entries:,} in its first {rows_counted:,} rows"
