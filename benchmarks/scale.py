@@ -137,6 +137,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--knn-jobs", type=int, default=1,
                    help="threads of the inputs' kNN search (weights n_jobs; 1 = the default of a config)")
+    p.add_argument("--fft-grid", default="",
+                   help="width:points of our FFT repulsion's grid instead of cova.objectives.kl.FFT_DEFAULTS "
+                        "(openTSNE's is 1.0:3)")
     p.add_argument("--step-timeout", type=float, default=7200.0, help="seconds before a measurement is abandoned")
     p.add_argument("--out", default="results/benchmarks/scale.csv")
     p.add_argument("--cache", default="results/benchmarks/cache", help="cached inputs per n (shared with scaling.py)")
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     pairs = versus.parse_pairs(args.pairs, p)
     caps = {k: int(v) for k, v in (kv.split("=") for kv in args.max_n.split(",") if kv)}
     child = versus.child_args(args.dataset, args.pca, args.iters, args.threads, args.seed, args.cache,
-                              args.step_timeout, args.knn_jobs)
+                              args.step_timeout, args.knn_jobs, args.fft_grid)
     host = scaling.machine()
     scaling.log(f"machine: {host}; sizes {args.sizes}; pairs {args.pairs}; {args.rounds} rounds; "
                 f"{args.threads} thread(s); data {args.dataset}")

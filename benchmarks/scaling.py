@@ -405,6 +405,11 @@ def worker_main(args) -> None:
         pass
     if args.knn_jobs != 1:  # the weights' kNN search on that many threads (pynndescent; part of its seed)
         INPUTS_SPEC["weights"]["n_jobs"] = args.knn_jobs
+    if args.fft_grid:  # the FFT repulsion's grid of our side (cova.objectives.kl.FFT_DEFAULTS), width:points
+        from cova.objectives.kl import FFT_DEFAULTS
+
+        width, points = args.fft_grid.split(":")
+        FFT_DEFAULTS.update(ints_in_interval=float(width), n_interpolation_points=int(points))
     out = run_step(args.worker, args.n, args)
     print("RESULT " + json.dumps(out, default=str), flush=True)
 
@@ -417,7 +422,7 @@ def run_child(step: str, n: int, args) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", step, "--n", str(n), "--dataset", args.dataset,
            "--pca", str(args.pca), "--iters", str(args.iters), "--threads", str(args.threads),
            "--repulsion", args.repulsion, "--optimizer", args.optimizer, "--seed", str(args.seed), "--cache", args.cache,
-           "--knn-jobs", str(getattr(args, "knn_jobs", 1))]
+           "--knn-jobs", str(getattr(args, "knn_jobs", 1)), "--fft-grid", getattr(args, "fft_grid", "")]
     if not args.warmup:
         cmd.append("--no-warmup")
     env = dict(os.environ)
@@ -533,6 +538,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--knn-jobs", type=int, default=1,
                    help="threads of the weights' kNN search (pynndescent's n_jobs, part of its seed; the cache does "
                         "not record it: use another --cache)")
+    p.add_argument("--fft-grid", default="",
+                   help="width:points of our FFT repulsion's grid instead of cova.objectives.kl.FFT_DEFAULTS "
+                        "(openTSNE's is 1.0:3)")
     p.add_argument("--no-warmup", dest="warmup", action="store_false",
                    help="time one-off JIT compilation too (default: an untimed warm-up on 300 samples first)")
     p.add_argument("--cache", default="results/benchmarks/cache", help="cached inputs per n")

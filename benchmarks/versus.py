@@ -44,11 +44,11 @@ def parse_pairs(text: str, parser: argparse.ArgumentParser) -> list[tuple[str, s
 
 
 def child_args(dataset: str, pca: int, iters: int, threads: int, seed: int, cache: str,
-               step_timeout: float = 1800.0, knn_jobs: int = 1) -> argparse.Namespace:
+               step_timeout: float = 1800.0, knn_jobs: int = 1, fft_grid: str = "") -> argparse.Namespace:
     """The options every ``scaling.py --worker`` child of a head-to-head run gets."""
     return argparse.Namespace(dataset=dataset, pca=pca, iters=iters, threads=threads, repulsion="auto",
                               optimizer="auto", seed=seed, cache=cache, warmup=True, step_timeout=step_timeout,
-                              knn_jobs=knn_jobs)
+                              knn_jobs=knn_jobs, fft_grid=fft_grid)
 
 
 def run_pairs(pairs: list[tuple[str, str]], n: int, rounds: int, child: argparse.Namespace,

@@ -25,7 +25,8 @@ One home for every KL divergence between input probabilities P and output probab
 
   The approximations return ΣQ as well (openTSNE's ``sum_Q``), so the objective value is approximated
   consistently with the gradient (what a line search compares). Accuracy at the defaults (2,000 points):
-  FFT ≤ 1e-3 relative error of the repulsive gradient on embeddings of RMS radius ≈ 3, BH ≈ 1–2e-2.
+  FFT ≤ 1e-3 relative error of the repulsive gradient on embeddings of RMS radius ≈ 3 and 2–3e-2 on maps spread
+  over ≈ 170 units (openTSNE's own grid), BH ≈ 1–2e-2.
 
 Every function returns ``(value, gradient)``; the tests compare each gradient with central finite differences.
 """
@@ -65,10 +66,12 @@ __all__ = [
 BLOCK_ENTRIES = 1 << 21
 #: ``method="auto"`` uses the exact repulsion up to this many samples and an approximation above.
 AUTO_EXACT_MAX_SAMPLES = 5_000
-#: Defaults of the FFT back end: 3 interpolation points per interval, at least 50 intervals per axis, intervals
-#: at most 0.5 embedding units wide (openTSNE uses 1.0; 0.5 keeps the error ≤ 1e-2 on sparse layouts, and
-#: COVA embeddings, at the prototypes' scale ρ ≈ 3, need only the 50 minimum intervals anyway).
-FFT_DEFAULTS = {"n_interpolation_points": 3, "min_num_intervals": 50, "ints_in_interval": 0.5}
+#: Defaults of the FFT back end, openTSNE's (FIt-SNE's): 3 interpolation points per interval, at least 50 intervals
+#: per axis, intervals at most 1 embedding unit wide. Maps at the prototypes' scale (span < 50) get the 50 minimum
+#: intervals (repulsion within 1e-3 of the exact one); on a map that has spread out (span ≈ 170) the repulsion is
+#: 2–3 % off, and on Fashion-MNIST 70k E2's final map scores as with a grid twice as fine (0.3 % off) at a third of
+#: the cost per iteration (docs/decisions.md, "Repulsion back ends"; benchmarks/fft_grid.py).
+FFT_DEFAULTS = {"n_interpolation_points": 3, "min_num_intervals": 50, "ints_in_interval": 1.0}
 #: Default opening angle of the Barnes–Hut back end (θ = 0.5, the value of van der Maaten 2014).
 BH_THETA = 0.5
 
@@ -298,23 +301,26 @@ def joint_kl_small(Y: np.ndarray, P: np.ndarray, kernel: Literal["student", "gau
 # sparse P, accelerated repulsion: back ends of the repulsive part
 # --------------------------------------------------------------------------------------------------------
 
-def _repulsion_exact(Z: np.ndarray, *, block_size: int | None = None) -> tuple[float, np.ndarray]:
+def _repulsion_exact(Z: np.ndarray, *, block_size: int | None = None,
+                     rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """Exact ``(ΣQ, Σ_j q_ij²(z_i − z_j))`` over i ≠ j, in row blocks (O(l²k) time, O(block·l) memory).
 
     ``block_size`` rows per block; default ``max(1, BLOCK_ENTRIES // l)``. Squared distances are
     ``Σ_k (z_ik − z_jk)²`` (exact; the diagonal is set to q_ii = 0 explicitly). The Python loop runs over
-    blocks and the k coordinates only.
+    blocks and the k coordinates only. ``rows``: only these rows i (the sum runs over their q_ij and the
+    repulsion has one row per entry), the reference of an approximation at sizes where all l² pairs are too many.
     """
     l, k = Z.shape
     if block_size is None:
         block_size = max(1, BLOCK_ENTRIES // max(l, 1))
     if block_size < 1:
         raise UserError(f"block_size must be >= 1, got {block_size}")
-    rep = np.empty_like(Z)
+    index = np.arange(l) if rows is None else np.asarray(rows, dtype=np.int64)
+    rep = np.empty((len(index), k))
     sum_q = 0.0
-    for start in range(0, l, block_size):
-        stop = min(start + block_size, l)
-        Zb = Z[start:stop]
+    for start in range(0, len(index), block_size):
+        stop = min(start + block_size, len(index))
+        Zb = Z[index[start:stop]]
         q = np.zeros((stop - start, l))
         diff = np.empty_like(q)
         for dim in range(k):
@@ -323,23 +329,22 @@ def _repulsion_exact(Z: np.ndarray, *, block_size: int | None = None) -> tuple[f
             q += diff
         q += 1.0
         np.reciprocal(q, out=q)
-        rows = np.arange(stop - start)
-        q[rows, rows + start] = 0.0
+        q[np.arange(stop - start), index[start:stop]] = 0.0
         sum_q += float(q.sum())
         np.multiply(q, q, out=q)
         rep[start:stop] = q.sum(axis=1)[:, None] * Zb - q @ Z
     return sum_q, rep
 
 
-def _repulsion_fft(Z: np.ndarray, *, n_interpolation_points: int = FFT_DEFAULTS["n_interpolation_points"],
-                   min_num_intervals: int = FFT_DEFAULTS["min_num_intervals"],
-                   ints_in_interval: float = FFT_DEFAULTS["ints_in_interval"]) -> tuple[float, np.ndarray]:
+def _repulsion_fft(Z: np.ndarray, *, n_interpolation_points: int | None = None, min_num_intervals: int | None = None,
+                   ints_in_interval: float | None = None) -> tuple[float, np.ndarray]:
     """``(ΣQ, Σ_j q_ij²(z_i − z_j))`` by FFT-accelerated interpolation (openTSNE's compiled FIt-SNE kernels).
 
     k ∈ {1, 2} only. openTSNE returns ``sum_Q`` (over i ≠ j) and writes the *normalised* negative gradient
     ``−Σ_j q_ij²(z_i − z_j) / ΣQ`` into its output array; we undo the normalisation. Cost O(l·p² + G log G) with
     G = (p · #intervals)^k grid points, #intervals = max(``min_num_intervals``, span / ``ints_in_interval``).
-    Deterministic for a given Z (the grid depends on Z's bounding box only).
+    Deterministic for a given Z (the grid depends on Z's bounding box only). An option left at None takes its
+    value from :data:`FFT_DEFAULTS` at call time.
     """
     from openTSNE import _tsne
 
@@ -348,8 +353,10 @@ def _repulsion_fft(Z: np.ndarray, *, n_interpolation_points: int = FFT_DEFAULTS[
         raise UserError(f"the FFT repulsion supports k = 1 or 2 embedding dimensions, got k = {k} (use 'bh')")
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     neg = np.zeros_like(Z)
-    params = {"n_interpolation_points": int(n_interpolation_points), "min_num_intervals": int(min_num_intervals),
-              "ints_in_interval": float(ints_in_interval)}
+    given = {"n_interpolation_points": n_interpolation_points, "min_num_intervals": min_num_intervals,
+             "ints_in_interval": ints_in_interval}
+    params = {key: type(FFT_DEFAULTS[key])(FFT_DEFAULTS[key] if value is None else value)
+              for key, value in given.items()}
     if k == 1:
         sum_q = _tsne.estimate_negative_gradient_fft_1d(Z.ravel(), neg.ravel(), **params, dof=1)
     else:
