@@ -233,7 +233,7 @@ def _laplacian_residual(graph, Y):
 def test_the_warm_started_lobpcg_start_solves_the_same_eigenproblem_per_component(digits):
     """On a connected graph the LOBPCG start spans the two smallest non-trivial eigenvectors of a dense
     eigendecomposition; on a graph of three components each block is an eigenvector pair of its own component
-    (stationary: L v = λ v), the blocks apart."""
+    (stationary: L v = λ v), scaled and placed about its own meta point as umap-learn places components."""
     X = digits[0][:400]
     graph = umap_sgd.umap_edges(fuzzy_graph(X, 15).P, 200).graph()
     ours = umap_sgd.tsw_spectral_layout(X, graph, 2, np.random.RandomState(0))
@@ -251,10 +251,11 @@ def test_the_warm_started_lobpcg_start_solves_the_same_eigenproblem_per_componen
     parts = np.split(Y, np.cumsum([b.shape[0] for b in blocks])[:-1])
     for g, part in zip(graphs, parts):
         assert _laplacian_residual(g, part) < 1e-3
-    boxes = [(p.min(0), p.max(0)) for p in parts]
-    for i in range(3):
-        for j in range(i + 1, 3):
-            assert np.any(boxes[i][1] < boxes[j][0]) or np.any(boxes[j][1] < boxes[i][0])
+    # placed as umap-learn's multi_component_layout places 3 components in 2-D: each block scaled to max|·| = half
+    # the smallest gap between the meta points (1, 0), (0, 1), (-1, 0), about its own meta point
+    meta, half_gap = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]), np.sqrt(2.0) / 2.0
+    for part, centre in zip(parts, meta):
+        assert np.abs(part - centre).max() == pytest.approx(half_gap, rel=1e-5)
     # the layout refuses a kind it does not know, naming the allowed ones
     with pytest.raises(ValueError, match="'spectral', 'tswspectral' or 'random'"):
         umap_sgd.initial_layout(X, umap_sgd.umap_edges(fuzzy_graph(X, 15).P, 200), "eigsh", np.random.RandomState(0))
